@@ -1,0 +1,30 @@
+import type { Executor } from '../../storage/schema.js';
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  email: string | null;
+  createdAt: string;
+}
+
+export async function insertAccount(db: Executor, account: AccountRow): Promise<void> {
+  await db
+    .insertInto('accounts')
+    .values({ id: account.id, name: account.name, email: account.email, created_at: account.createdAt })
+    .execute();
+}
+
+export async function findAccount(db: Executor, id: string): Promise<AccountRow | undefined> {
+  const row = await db.selectFrom('accounts').select(['id', 'name', 'email', 'created_at']).where('id', '=', id).executeTakeFirst();
+  return row && { id: row.id, name: row.name, email: row.email, createdAt: row.created_at };
+}
+
+export async function emailTaken(db: Executor, email: string): Promise<boolean> {
+  const row = await db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function countAccounts(db: Executor): Promise<number> {
+  const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}

@@ -1,0 +1,52 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { credentialOf } from '../../platform/access.js';
+import { ref, Timestamp } from '../../platform/schemas.js';
+import { parseTypeFilter } from '../../platform/type-filter.js';
+import type { AuditService } from './service.js';
+
+const AuditRecord = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String(),
+    actor: Type.Record(Type.String(), Type.Unknown(), { description: 'Who acted: {kind, id?, clientId?}' }),
+    target: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    data: Type.Record(Type.String(), Type.Unknown()),
+    createdAt: Timestamp,
+  },
+  { $id: 'AuditRecord' },
+);
+const AuditPage = Type.Object(
+  {
+    data: Type.Array(ref('AuditRecord')),
+    cursor: Type.Integer({ description: 'Pass as `after` to read on' }),
+    hasMore: Type.Boolean(),
+  },
+  { $id: 'AuditPage' },
+);
+const AuditQuery = Type.Object({
+  after: Type.Integer({ minimum: 0, default: 0 }),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  type: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+});
+
+export const auditSchemas = [AuditRecord, AuditPage];
+
+export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = async (app, { audit }) => {
+  app.get(
+    '/api/v1/audit',
+    {
+      config: { auth: { scopes: ['usage:read'] } },
+      schema: {
+        summary: 'Read the audit history, oldest first',
+        tags: ['usage'],
+        querystring: AuditQuery,
+        response: { 200: ref('AuditPage') },
+      },
+    },
+    async (request) => {
+      const { after, limit, type } = request.query;
+      return audit.list(credentialOf(request).accountId, { after, limit, type: parseTypeFilter(type) });
+    },
+  );
+};

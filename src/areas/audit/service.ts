@@ -1,0 +1,102 @@
+import type { Kysely } from 'kysely';
+import type { Database, Executor } from '../../storage/schema.js';
+import { nextSequence } from '../../storage/sequences.js';
+import type { Clock } from '../../platform/clock.js';
+import { newId } from '../../platform/ids.js';
+import type { TypeFilter } from '../../platform/type-filter.js';
+import { insertAudit, listAudit, type AuditRow } from './store.js';
+
+export const AUDIT_TYPES = [
+  'account.created',
+  'developer.signup',
+  'key.created',
+  'key.revoked',
+  'app.created',
+  'app.updated',
+  'app.deleted',
+  'app.secret_rotated',
+  'oauth.connection_approved',
+  'oauth.connection_ended',
+  'oauth.refresh_token_reused',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.disabled',
+  'webhook.queue_full',
+  'webhook.queue_resumed',
+  'webhook.event_gap',
+  'schedule.created',
+  'schedule.updated',
+  'schedule.deleted',
+] as const;
+
+export type AuditType = (typeof AUDIT_TYPES)[number];
+
+/** Who did it: a credential, the operator's CLI, a developer session, or the service itself. */
+export type Actor =
+  | { kind: 'api_key'; id: string }
+  | { kind: 'oauth_access_token'; id: string; clientId: string }
+  | { kind: 'developer_session'; accountId: string }
+  | { kind: 'operator' }
+  | { kind: 'system' };
+
+export interface AuditEntry {
+  accountId: string;
+  type: AuditType;
+  actor: Actor;
+  target?: { type: string; id: string } | null;
+  data?: Record<string, unknown>;
+}
+
+export interface AuditRecord {
+  id: string;
+  type: string;
+  actor: Record<string, unknown>;
+  target: Record<string, unknown> | null;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface AuditPage {
+  data: AuditRecord[];
+  cursor: number;
+  hasMore: boolean;
+}
+
+export class AuditService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Appends a record inside the caller's transaction, so the change and its audit commit together. */
+  async record(exec: Executor, entry: AuditEntry): Promise<void> {
+    const seq = await nextSequence(exec, entry.accountId, 'audit_seq');
+    await insertAudit(exec, {
+      id: newId('aud'),
+      accountId: entry.accountId,
+      seq,
+      type: entry.type,
+      actor: entry.actor,
+      target: entry.target ?? null,
+      data: entry.data ?? {},
+      createdAt: this.clock.now().toISOString(),
+    });
+  }
+
+  /** Oldest first from `after`; `cursor` is the position of the last record returned (or `after`). */
+  async list(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<AuditPage> {
+    const rows = await listAudit(this.db, accountId, query);
+    const page = rows.slice(0, query.limit);
+    return {
+      data: page.map(toRecord),
+      cursor: page.at(-1)?.seq ?? query.after,
+      hasMore: rows.length > query.limit,
+    };
+  }
+}
+
+function toRecord(row: AuditRow): AuditRecord {
+  return { id: row.id, type: row.type, actor: row.actor, target: row.target, data: row.data, createdAt: row.createdAt };
+}

@@ -1,0 +1,113 @@
+// GET /api/v1/auth/me and the API key management routes.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { credentialOf } from '../../platform/access.js';
+import { API_NAME, API_VERSION } from '../../platform/openapi.js';
+import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import type { AccountsService } from '../accounts/service.js';
+import { actorOf, DEFAULT_KEY_DAYS, type KeysService } from './service.js';
+
+const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$' });
+
+const ApiKey = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    scopes: Type.Array(Type.String()),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+    lastUsedAt: Type.Union([Timestamp, Type.Null()]),
+  },
+  { $id: 'ApiKey' },
+);
+const CreatedApiKey = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    scopes: Type.Array(Type.String()),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+    key: Type.String({ description: 'The secret; shown only in this response' }),
+  },
+  { $id: 'CreatedApiKey' },
+);
+const CredentialSummary = Type.Object(
+  {
+    account: Type.Object({ id: Type.String(), name: Type.String() }),
+    credential: Type.Object({
+      id: Type.String(),
+      kind: Type.Union([Type.Literal('api_key'), Type.Literal('oauth_access_token')]),
+      scopes: Type.Array(Type.String()),
+      expiresAt: Timestamp,
+      clientId: Type.Optional(Type.String()),
+    }),
+    api: Type.Object({ name: Type.String(), version: Type.String() }),
+  },
+  { $id: 'CredentialSummary' },
+);
+const CreateKeyBody = Type.Object(
+  {
+    name: KeyName,
+    scopes: Type.Array(Type.String(), { maxItems: 20 }),
+    expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: DEFAULT_KEY_DAYS })),
+  },
+  { additionalProperties: false },
+);
+
+export const keySchemas = [ApiKey, CreatedApiKey, CredentialSummary];
+
+export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService; accounts: AccountsService }> = async (app, { keys }) => {
+  app.get(
+    '/api/v1/auth/me',
+    { schema: { summary: 'Describe the calling credential', tags: ['keys'], response: { 200: ref('CredentialSummary') } } },
+    async (request) => {
+      const credential = credentialOf(request);
+      return {
+        account: { id: credential.accountId, name: credential.accountName },
+        credential: {
+          id: credential.id,
+          kind: credential.kind,
+          scopes: credential.scopes,
+          expiresAt: credential.expiresAt,
+          ...(credential.clientId !== undefined && { clientId: credential.clientId }),
+        },
+        api: { name: API_NAME, version: API_VERSION },
+      };
+    },
+  );
+
+  app.get(
+    '/api/v1/keys',
+    {
+      config: { auth: { scopes: ['keys:manage'] } },
+      schema: { summary: 'List active API keys', tags: ['keys'], response: { 200: Type.Object({ data: Type.Array(ref('ApiKey')) }) } },
+    },
+    async (request) => ({ data: await keys.list(credentialOf(request).accountId) }),
+  );
+
+  app.post(
+    '/api/v1/keys',
+    {
+      config: { auth: { scopes: ['keys:manage'] } },
+      schema: { summary: 'Create an API key', tags: ['keys'], body: CreateKeyBody, response: { 201: ref('CreatedApiKey') } },
+    },
+    async (request, reply) => {
+      const created = await keys.create(credentialOf(request), request.body);
+      const { lastUsedAt: _unused, ...body } = created;
+      return reply.code(201).send(body);
+    },
+  );
+
+  app.delete(
+    '/api/v1/keys/:id',
+    {
+      config: { auth: { scopes: ['keys:manage'] } },
+      schema: { summary: 'Revoke an API key immediately', tags: ['keys'], params: IdParams, response: { 204: NoContent } },
+    },
+    async (request, reply) => {
+      const credential = credentialOf(request);
+      await keys.revoke(credential.accountId, request.params.id, actorOf(credential));
+      return reply.code(204).send(null);
+    },
+  );
+};

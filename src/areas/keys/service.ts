@@ -1,0 +1,154 @@
+import type { Kysely } from 'kysely';
+import type { Database, Executor } from '../../storage/schema.js';
+import { addDays, type Clock } from '../../platform/clock.js';
+import type { Credential, CredentialResolver } from '../../platform/credential.js';
+import { ApiError, insufficientScope, notFound } from '../../platform/errors.js';
+import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
+import { isScope, type Scope } from '../../platform/scopes.js';
+import type { Actor, AuditService } from '../audit/service.js';
+import { findUsableKeyByHash, insertKey, listUsableKeys, revokeKey, updateLastUsed, type KeyRow } from './store.js';
+
+export const KEY_PREFIX = 'ddk';
+export const DEFAULT_KEY_DAYS = 90;
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface IssuedKey extends ApiKey {
+  /** The secret, returned once. */
+  key: string;
+}
+
+export interface IssueKeyInput {
+  accountId: string;
+  name: string;
+  scopes: Scope[];
+  expiresInDays: number;
+  /** The key may not outlive this instant (the creating credential's expiry). */
+  notAfter?: string;
+}
+
+/** Called inside the revoking transaction, so what depends on a key ends with it. */
+export type KeyRevokedListener = (exec: Executor, key: { id: string; accountId: string }) => Promise<void>;
+
+export function actorOf(credential: Credential): Actor {
+  return credential.kind === 'api_key'
+    ? { kind: 'api_key', id: credential.id }
+    : { kind: 'oauth_access_token', id: credential.id, clientId: credential.clientId ?? '' };
+}
+
+export class KeysService implements CredentialResolver {
+  readonly prefix = `${KEY_PREFIX}_`;
+  private readonly revokedListeners: KeyRevokedListener[] = [];
+  /** Last-use times buffered in memory and written by flushLastUsed, so reads never write. */
+  private lastUsed = new Map<string, string>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+  ) {}
+
+  onRevoked(listener: KeyRevokedListener): void {
+    this.revokedListeners.push(listener);
+  }
+
+  /** Issues a key without a calling credential (operator CLI, account creation). */
+  async issue(exec: Executor, input: IssueKeyInput, actor: Actor): Promise<IssuedKey> {
+    const now = this.clock.now();
+    let expiresAt = addDays(now, input.expiresInDays).toISOString();
+    if (input.notAfter !== undefined && input.notAfter < expiresAt) expiresAt = input.notAfter;
+    const key = newSecret(KEY_PREFIX);
+    const row: KeyRow = {
+      id: newId('key'),
+      accountId: input.accountId,
+      name: input.name.trim(),
+      scopes: input.scopes,
+      createdAt: now.toISOString(),
+      expiresAt,
+      revokedAt: null,
+      lastUsedAt: null,
+    };
+    await insertKey(exec, row, sha256Hex(key));
+    await this.audit.record(exec, {
+      accountId: input.accountId,
+      type: 'key.created',
+      actor,
+      target: { type: 'api_key', id: row.id },
+      data: { name: row.name, scopes: row.scopes, expiresAt },
+    });
+    return { ...toApiKey(row), key };
+  }
+
+  /** POST /keys: only scopes the caller holds, never outliving the caller. */
+  async create(caller: Credential, input: { name: string; scopes: string[]; expiresInDays?: number }): Promise<IssuedKey> {
+    const unknown = input.scopes.flatMap((scope, index) => (isScope(scope) ? [] : [{ path: `/scopes/${index}`, message: `unknown scope "${scope}"` }]));
+    if (unknown.length > 0) throw new ApiError(400, 'invalid_request', 'Unknown scope', unknown);
+    const scopes = [...new Set(input.scopes)] as Scope[];
+    const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
+    if (missing.length > 0) throw insufficientScope(missing);
+    return this.db.transaction().execute((trx) =>
+      this.issue(
+        trx,
+        {
+          accountId: caller.accountId,
+          name: input.name,
+          scopes,
+          expiresInDays: input.expiresInDays ?? DEFAULT_KEY_DAYS,
+          notAfter: caller.expiresAt,
+        },
+        actorOf(caller),
+      ),
+    );
+  }
+
+  async list(accountId: string): Promise<ApiKey[]> {
+    const rows = await listUsableKeys(this.db, accountId, this.clock.now().toISOString());
+    return rows.map((row) => {
+      const buffered = this.lastUsed.get(row.id);
+      return toApiKey({ ...row, lastUsedAt: buffered !== undefined && buffered > (row.lastUsedAt ?? '') ? buffered : row.lastUsedAt });
+    });
+  }
+
+  async revoke(accountId: string, keyId: string, actor: Actor): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      if (!(await revokeKey(trx, accountId, keyId, this.clock.now().toISOString()))) throw notFound('API key');
+      await this.audit.record(trx, { accountId, type: 'key.revoked', actor, target: { type: 'api_key', id: keyId } });
+      for (const listener of this.revokedListeners) await listener(trx, { id: keyId, accountId });
+    });
+  }
+
+  /** CredentialResolver: a usable key is looked up by hash on every request (revocation is immediate). */
+  async resolve(secret: string): Promise<Credential | undefined> {
+    const now = this.clock.now().toISOString();
+    const row = await findUsableKeyByHash(this.db, sha256Hex(secret), now);
+    if (!row) return undefined;
+    this.lastUsed.set(row.id, now);
+    return {
+      kind: 'api_key',
+      id: row.id,
+      accountId: row.accountId,
+      accountName: row.accountName,
+      scopes: row.scopes.filter(isScope),
+      expiresAt: row.expiresAt,
+      rateLimitKey: `key:${row.id}`,
+    };
+  }
+
+  async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const batch = this.lastUsed;
+    this.lastUsed = new Map();
+    await this.db.transaction().execute((trx) => updateLastUsed(trx, batch));
+  }
+}
+
+function toApiKey(row: KeyRow): ApiKey {
+  return { id: row.id, name: row.name, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, lastUsedAt: row.lastUsedAt };
+}

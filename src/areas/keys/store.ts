@@ -1,0 +1,111 @@
+import type { Executor } from '../../storage/schema.js';
+
+export interface KeyRow {
+  id: string;
+  accountId: string;
+  name: string;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+type KeyColumns = {
+  id: string;
+  account_id: string;
+  name: string;
+  scopes: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+};
+
+const KEY_COLUMNS = ['id', 'account_id', 'name', 'scopes', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'] as const;
+
+function toKey(row: KeyColumns): KeyRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as string[],
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+export async function insertKey(db: Executor, key: KeyRow, keyHash: string): Promise<void> {
+  await db
+    .insertInto('api_keys')
+    .values({
+      id: key.id,
+      account_id: key.accountId,
+      name: key.name,
+      key_hash: keyHash,
+      scopes: JSON.stringify(key.scopes),
+      created_at: key.createdAt,
+      expires_at: key.expiresAt,
+      revoked_at: null,
+      last_used_at: null,
+    })
+    .execute();
+}
+
+/** The key with this hash if it is neither revoked nor expired at `nowIso`, with its account's name. */
+export async function findUsableKeyByHash(
+  db: Executor,
+  keyHash: string,
+  nowIso: string,
+): Promise<(KeyRow & { accountName: string }) | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(KEY_COLUMNS.map((column) => `api_keys.${column}` as const))
+    .select('accounts.name as account_name')
+    .where('api_keys.key_hash', '=', keyHash)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('api_keys.expires_at', '>', nowIso)
+    .executeTakeFirst();
+  return row && { ...toKey(row), accountName: row.account_name };
+}
+
+export async function listUsableKeys(db: Executor, accountId: string, nowIso: string): Promise<KeyRow[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(KEY_COLUMNS)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toKey);
+}
+
+/** Marks an active key of this account revoked; false when there was none to revoke. */
+export async function revokeKey(db: Executor, accountId: string, keyId: string, nowIso: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: nowIso })
+    .where('id', '=', keyId)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Writes buffered last-use times; never moves a time backwards. */
+export async function updateLastUsed(db: Executor, lastUsed: Map<string, string>): Promise<void> {
+  for (const [keyId, at] of lastUsed) {
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+      .execute();
+  }
+}

@@ -1,0 +1,147 @@
+// Public endpoints: liveness, readiness, status, API info, capabilities, the OpenAPI document, echo.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Config } from '../../config.js';
+import { ALL_SCOPES } from '../../platform/scopes.js';
+import { API_NAME, API_VERSION } from '../../platform/openapi.js';
+import { Timestamp } from '../../platform/schemas.js';
+import type { SystemService } from './service.js';
+
+export const ECHO_BODY_LIMIT = 16 * 1024;
+
+/** What one area adds to the capabilities document. */
+export interface Feature {
+  name: string;
+  description: string;
+  [detail: string]: unknown;
+}
+
+const StorageCheck = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('error')]) });
+const Readiness = Type.Object(
+  { status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]), checks: Type.Object({ storage: StorageCheck }) },
+  { $id: 'Readiness' },
+);
+const Status = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+    ready: Type.Boolean(),
+    version: Type.String(),
+    uptimeSeconds: Type.Integer(),
+    startedAt: Timestamp,
+    checks: Type.Object({
+      storage: Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('error')]), latencyMs: Type.Number() }),
+    }),
+    workers: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
+  },
+  { $id: 'Status' },
+);
+const ApiInfo = Type.Object({ name: Type.String(), version: Type.String() }, { $id: 'ApiInfo' });
+const Capabilities = Type.Object(
+  {
+    features: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
+    scopes: Type.Array(Type.String()),
+    eventTypes: Type.Array(Type.String()),
+    limits: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: 'Capabilities' },
+);
+const EchoRequest = Type.Object({ message: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false });
+const EchoResponse = Type.Object({ message: Type.String(), receivedAt: Timestamp }, { $id: 'Echo' });
+
+export const systemSchemas = [Readiness, Status, ApiInfo, Capabilities, EchoResponse];
+
+export const systemRoutes: FastifyPluginAsyncTypebox<{
+  config: Config;
+  system: SystemService;
+  features: Feature[];
+  eventTypes: string[];
+}> = async (app, { config, system, features, eventTypes }) => {
+  app.get(
+    '/health',
+    {
+      config: { auth: 'unmetered' },
+      schema: {
+        summary: 'Liveness (legacy); never rate limited',
+        tags: ['system'],
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/api/v1/health',
+    {
+      config: { auth: 'public' },
+      schema: { summary: 'Readiness: includes a storage read', tags: ['system'], response: { 200: Readiness, 503: Readiness } },
+    },
+    async (_request, reply) => {
+      const storage = await system.checkStorage();
+      const ready = storage.status === 'ok';
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { storage: { status: storage.status } } });
+    },
+  );
+
+  app.get(
+    '/api/v1/status',
+    { config: { auth: 'public' }, schema: { summary: 'Service status', tags: ['system'], response: { 200: Status, 503: Status } } },
+    async (_request, reply) => {
+      const status = await system.status();
+      return reply.code(status.ready ? 200 : 503).send(status);
+    },
+  );
+
+  app.get(
+    '/api/v1',
+    { config: { auth: 'public' }, schema: { summary: 'API name and version', tags: ['system'], response: { 200: ApiInfo } } },
+    async () => ({ name: API_NAME, version: API_VERSION }),
+  );
+
+  const capabilities = {
+    features: Object.fromEntries(features.map(({ name, ...rest }) => [name, rest])),
+    scopes: ALL_SCOPES,
+    eventTypes,
+    limits: {
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      rateLimitAnonPerMinute: config.rateLimitAnonPerMinute,
+      rateLimitWindowSeconds: 60,
+      requestBodyBytes: 1024 * 1024,
+      echoBodyBytes: ECHO_BODY_LIMIT,
+      echoMessageLength: 1000,
+      eventRetention: config.eventRetention,
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      oauthConnectionDays: 30,
+      apiKeyExpiresInDays: { min: 1, max: 365, default: 90 },
+      signupAttemptsPerIpPerHour: 5,
+      developerSessionHours: 12,
+    },
+  };
+  app.get(
+    '/api/v1/capabilities',
+    { config: { auth: 'public' }, schema: { summary: 'Feature discovery', tags: ['system'], response: { 200: Capabilities } } },
+    async () => capabilities,
+  );
+
+  app.get(
+    '/openapi.json',
+    {
+      config: { auth: 'public' },
+      schema: {
+        summary: 'This OpenAPI 3.1 document',
+        tags: ['system'],
+        response: { 200: Type.Object({}, { additionalProperties: true }) },
+      },
+    },
+    async () => app.swagger(),
+  );
+
+  app.post(
+    '/api/v1/echo',
+    {
+      config: { auth: 'public' },
+      bodyLimit: ECHO_BODY_LIMIT,
+      schema: { summary: 'Echo a message back', tags: ['system'], body: EchoRequest, response: { 200: EchoResponse } },
+    },
+    async (request) => ({ message: request.body.message, receivedAt: new Date().toISOString() }),
+  );
+};

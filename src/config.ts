@@ -1,0 +1,114 @@
+// Environment → typed, validated configuration (api-decisions §1).
+// Every variable is validated up front so a typo fails the start, not the first request.
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  databaseUrl: string;
+  rateLimitPerMinute: number;
+  rateLimitAnonPerMinute: number;
+  eventRetention: number;
+  webhookRetrySchedule: number[];
+  webhookAllowPrivateTargets: boolean;
+  accessTokenTtlSeconds: number;
+  signupCapacity: number;
+  streamLimitPerAccount: number;
+  /** 32-byte key for AES-256-GCM encryption of webhook signing secrets; absent = stored in plain text. */
+  secretsKey: Buffer | undefined;
+  logLevel: LogLevel;
+  /** Trust X-Forwarded-For from a reverse proxy when computing the client address. */
+  trustProxy: boolean;
+  /** How often in-memory usage counters are written to storage. */
+  usageFlushIntervalMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const MAX_ACCESS_TOKEN_TTL_SECONDS = 900;
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function retrySchedule(env: Env): number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE ?? '0,5,300,1800,7200';
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length !== 5 || parts.some((part) => !/^\d+(\.\d+)?$/.test(part))) {
+    throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be five comma-separated non-negative numbers of seconds, got "${raw}"`);
+  }
+  return parts.map(Number);
+}
+
+function secretsKey(env: Env): Buffer | undefined {
+  const raw = env.SECRETS_KEY;
+  if (raw === undefined || raw === '') return undefined;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('SECRETS_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+  return key;
+}
+
+function databaseUrl(env: Env): string {
+  const url = env.DATABASE_URL ?? 'sqlite:./data/devdata.db';
+  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(url)) {
+    throw new ConfigError('DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…');
+  }
+  return url;
+}
+
+function baseUrl(env: Env, port: number): string {
+  const raw = env.BASE_URL ?? `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`BASE_URL must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('BASE_URL must use http or https');
+  // The issuer identifier must not end in a slash (RFC 8414 §2 compares it as a string).
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    port,
+    host: env.HOST ?? '127.0.0.1',
+    baseUrl: baseUrl(env, port),
+    databaseUrl: databaseUrl(env),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1),
+    rateLimitAnonPerMinute: integer(env, 'RATE_LIMIT_ANON_PER_MINUTE', 60, 1),
+    eventRetention: integer(env, 'EVENT_RETENTION', 10000, 1),
+    webhookRetrySchedule: retrySchedule(env),
+    webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    accessTokenTtlSeconds: Math.min(integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 1), MAX_ACCESS_TOKEN_TTL_SECONDS),
+    signupCapacity: integer(env, 'SIGNUP_CAPACITY', 10000, 0),
+    streamLimitPerAccount: integer(env, 'STREAM_LIMIT_PER_ACCOUNT', 20, 1),
+    secretsKey: secretsKey(env),
+    logLevel,
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10),
+  };
+}

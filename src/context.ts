@@ -1,0 +1,63 @@
+// Everything the service is made of apart from HTTP: storage and the area services. The server,
+// the CLI and the tests all build the same context.
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './platform/clock.js';
+import { InMemoryRateLimitCounter, RateLimiter } from './platform/rate-limit.js';
+import { openStorage, type Storage } from './storage/database.js';
+import { AccountsService } from './areas/accounts/service.js';
+import { AuditService } from './areas/audit/service.js';
+import { KeysService } from './areas/keys/service.js';
+import { SystemService } from './areas/system/service.js';
+import { UsageService } from './areas/usage/service.js';
+
+export interface Services {
+  accounts: AccountsService;
+  audit: AuditService;
+  keys: KeysService;
+  usage: UsageService;
+  system: SystemService;
+}
+
+export interface AppContext {
+  config: Config;
+  clock: Clock;
+  storage: Storage;
+  services: Services;
+  rateLimiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  clock?: Clock;
+}
+
+/** Opens storage, applies pending migrations and wires the services together. */
+export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
+  const clock = options.clock ?? systemClock;
+  const storage = openStorage(config.databaseUrl);
+  try {
+    await storage.migrate();
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  const { db } = storage;
+  const audit = new AuditService(db, clock);
+  const services: Services = {
+    audit,
+    accounts: new AccountsService(db, clock, audit),
+    keys: new KeysService(db, clock, audit),
+    usage: new UsageService(db, clock),
+    system: new SystemService(storage, clock),
+  };
+  return {
+    config,
+    clock,
+    storage,
+    services,
+    rateLimiter: new RateLimiter(new InMemoryRateLimitCounter(), clock),
+    async close() {
+      await storage.close();
+    },
+  };
+}

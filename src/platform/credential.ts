@@ -1,0 +1,25 @@
+import type { Scope } from './scopes.js';
+
+/** An authenticated caller: an API key or (later) an OAuth access token, with what it may do. */
+export interface Credential {
+  kind: 'api_key' | 'oauth_access_token';
+  id: string;
+  accountId: string;
+  accountName: string;
+  scopes: Scope[];
+  expiresAt: string;
+  /** OAuth tokens only: the app the token was issued to. */
+  clientId?: string;
+  /** The rate-limit bucket: per key, per OAuth connection, or per app for client credentials. */
+  rateLimitKey: string;
+}
+
+/** Turns a presented bearer secret into a credential; one per secret prefix (`ddk_`, `dda_`). */
+export interface CredentialResolver {
+  prefix: string;
+  resolve(secret: string): Promise<Credential | undefined>;
+}
+
+export function hasScopes(credential: Credential, needed: readonly Scope[]): boolean {
+  return needed.every((scope) => credential.scopes.includes(scope));
+}

@@ -1,0 +1,82 @@
+// The parts of the HTTP contract every route shares (decisions §2): request ids, the error body,
+// 404s, body parsing and content types.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, codeForStatus, type ErrorDetail } from './errors.js';
+import { validationDetails } from './validation.js';
+
+interface ErrorResponse {
+  status: number;
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+  headers?: Record<string, string>;
+}
+
+function describe(error: FastifyError | ApiError | Error): ErrorResponse {
+  if (error instanceof ApiError) {
+    return { status: error.statusCode, code: error.code, message: error.message, details: error.details, headers: error.headers };
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const part = fastifyError.validationContext ?? 'request';
+    return {
+      status: 400,
+      code: 'invalid_request',
+      message: `Invalid ${part}: ${fastifyError.message.replace(/^(body|querystring|params|headers)\/?/, '')}`.trim(),
+      details: validationDetails(fastifyError.validation),
+    };
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: 'payload_too_large', message: 'Request body is too large' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, code: 'unsupported_media_type', message: 'Content-Type must be application/json' };
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status >= 400 && status < 500) return { status, code: codeForStatus(status), message: fastifyError.message };
+  return { status: 500, code: 'internal_error', message: 'Internal server error' };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ErrorResponse): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  const body: { code: string; message: string; requestId: string; details?: ErrorDetail[] } = {
+    code: error.code,
+    message: error.message,
+    requestId: request.id,
+  };
+  if (error.details && error.details.length > 0) body.details = error.details;
+  return reply.code(error.status).send({ error: body });
+}
+
+export function installHttpContract(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+  });
+
+  // JSON is the only body type of the API (the OAuth routes add form data in their own scope).
+  // An empty body parses to nothing, so POSTs that take no body may still send the header.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+
+  // A route that takes a JSON body refuses a request that names no content type at all.
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.schema?.body && request.headers['content-type'] === undefined) {
+      throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const response = describe(error);
+    if (response.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(request, reply, response);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, { status: 404, code: 'not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}

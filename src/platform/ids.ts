@@ -1,0 +1,16 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Prefixed identifier with 128 random bits, URL-safe (decisions §2): `key_…`, `res_…`. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(16).toString('base64url')}`;
+}
+
+/** Prefixed secret with 256 random bits, shown once and stored only as its hash. */
+export function newSecret(prefix: string): string {
+  return `${prefix}_${randomBytes(32).toString('base64url')}`;
+}
+
+/** SHA-256, hex: how every bearer secret is stored and looked up. */
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}

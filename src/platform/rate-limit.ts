@@ -1,0 +1,61 @@
+// Fixed one-minute windows aligned to the clock, per credential (or per IP when anonymous).
+// The counter sits behind an interface: in memory for one process, shared storage for several.
+import type { Clock } from './clock.js';
+
+export const WINDOW_MS = 60_000;
+
+/** Counts hits per key and window. `increment` false reads without counting (for /health). */
+export interface RateLimitCounter {
+  hit(key: string, windowStart: number, increment: boolean): Promise<number>;
+}
+
+export class InMemoryRateLimitCounter implements RateLimitCounter {
+  private window = 0;
+  private counts = new Map<string, number>();
+
+  async hit(key: string, windowStart: number, increment: boolean): Promise<number> {
+    if (windowStart !== this.window) {
+      // Every stored count belongs to a past window once the clock moves on.
+      this.window = windowStart;
+      this.counts = new Map();
+    }
+    const count = (this.counts.get(key) ?? 0) + (increment ? 1 : 0);
+    if (increment) this.counts.set(key, count);
+    return count;
+  }
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Whole seconds until the window resets, at least 1. */
+  resetSeconds: number;
+}
+
+export class RateLimiter {
+  constructor(
+    private readonly counter: RateLimitCounter,
+    private readonly clock: Clock,
+  ) {}
+
+  async check(key: string, limit: number, increment: boolean): Promise<RateLimitDecision> {
+    const now = this.clock.now().getTime();
+    const windowStart = now - (now % WINDOW_MS);
+    const count = await this.counter.hit(key, windowStart, increment);
+    return {
+      allowed: count <= limit,
+      limit,
+      remaining: Math.max(0, limit - count),
+      resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000)),
+    };
+  }
+}
+
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    'ratelimit-limit': String(decision.limit),
+    'ratelimit-remaining': String(decision.remaining),
+    'ratelimit-reset': String(decision.resetSeconds),
+  };
+}

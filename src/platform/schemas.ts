@@ -1,0 +1,36 @@
+// Schemas shared by every area; registered once as OpenAPI components and referenced by `$id`.
+import { Type, type TSchema } from 'typebox';
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
+
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String({ description: 'Stable machine-readable code, e.g. invalid_request' }),
+        message: Type.String(),
+        requestId: Type.String(),
+        details: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { path: Type.String({ description: 'JSON pointer to the offending field' }), message: Type.String() },
+              { additionalProperties: true },
+            ),
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: 'Error', additionalProperties: false, description: 'The body of every error response' },
+);
+
+/** A reference to a registered component schema, e.g. ref('Error'). */
+export function ref(id: string): TSchema {
+  return Type.Unsafe({ $ref: `${id}#` });
+}
+
+/** Path parameter `{id}` of a record. */
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const NoContent = Type.Null({ description: 'No content' });

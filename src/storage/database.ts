@@ -1,0 +1,61 @@
+// The Kysely factory: the one place that knows which backend is in use.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
+import type { Database } from './schema.js';
+import { migrations } from './migrations/index.js';
+
+export type Backend = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: Kysely<Database>;
+  backend: Backend;
+  /** Applies pending migrations; safe to call from several processes at once. */
+  migrate(): Promise<void>;
+  /** A lightweight read of a real table, for readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };
+
+function openSqlite(path: string): Kysely<Database> {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new SQLite(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  // Another process (a CLI command beside the server) may hold the write lock briefly.
+  database.pragma('busy_timeout = 5000');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+}
+
+function openPostgres(url: string): Kysely<Database> {
+  // int8 columns (counters, sequences) fit JavaScript numbers well below 2^53.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export function openStorage(databaseUrl: string): Storage {
+  const backend: Backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const db = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl);
+  return {
+    db,
+    backend,
+    async migrate() {
+      // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
+      const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+      const failed = results?.find((result) => result.status === 'Error');
+      if (error) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, { cause: error });
+    },
+    async ping() {
+      await sql`select id from accounts limit 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as foundation from './0001_foundation.js';
+
+// Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};

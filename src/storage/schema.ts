@@ -1,0 +1,62 @@
+// Table shapes as Kysely sees them. JSON values are stored as text and timestamps as ISO 8601
+// UTC strings (millisecond precision), so both backends store and compare them the same way.
+import type { Generated, Kysely, Transaction } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  email: string | null;
+  created_at: string;
+  /** Last event id handed out; the per-account counter row that orders events (decisions §7). */
+  event_seq: Generated<number>;
+  /** Last audit position handed out, the audit log's cursor. */
+  audit_seq: Generated<number>;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** SHA-256 of the secret, hex. The secret itself is never stored. */
+  key_hash: string;
+  /** JSON array of scope names. */
+  scopes: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  account_id: string;
+  seq: number;
+  type: string;
+  /** JSON object. */
+  actor: string;
+  /** JSON object or null. */
+  target: string | null;
+  /** JSON object. */
+  data: string;
+  created_at: string;
+}
+
+export interface UsageDailyTable {
+  account_id: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  requests: number;
+  errors: number;
+  events_created: number;
+  webhook_deliveries: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  audit_log: AuditLogTable;
+  usage_daily: UsageDailyTable;
+}
+
+/** A database handle or an open transaction: stores accept either, so services decide the unit of work. */
+export type Executor = Kysely<Database> | Transaction<Database>;

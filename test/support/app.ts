@@ -1,0 +1,153 @@
+// The test harness: the real app on a fresh database, requests through inject() or a real
+// socket, accounts provisioned the way the operator CLI does it, and every response checked
+// against the app's own OpenAPI document when the file's tests finish.
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { ManualClock, type Clock } from '../../src/platform/clock.js';
+import type { Scope } from '../../src/platform/scopes.js';
+import { createAccountWithKey } from '../../src/operator.js';
+import { ContractChecker, type RecordedResponse } from './contract.js';
+
+export interface TestAppOptions {
+  /** Environment overrides, as an operator would set them. */
+  env?: Record<string, string>;
+  clock?: Clock;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json: any;
+}
+
+export interface RequestOptions {
+  method?: string;
+  url: string;
+  /** Sent as `Authorization: Bearer <key>`. */
+  key?: string;
+  headers?: Record<string, string>;
+  /** A value sent as JSON (with its content type), or a raw string / Buffer sent as is. */
+  body?: unknown;
+  remoteAddress?: string;
+}
+
+export interface TestAccount {
+  accountId: string;
+  keyId: string;
+  key: string;
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'sqlite::memory:',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    RATE_LIMIT_ANON_PER_MINUTE: '100000',
+    ...env,
+  });
+}
+
+let accountCounter = 0;
+
+export class TestApp {
+  readonly responses: RecordedResponse[] = [];
+
+  private constructor(
+    readonly app: FastifyInstance,
+    readonly config: Config,
+  ) {}
+
+  static async start(options: TestAppOptions = {}): Promise<TestApp> {
+    const config = testConfig(options.env);
+    const app = await buildApp(config, { clock: options.clock, logger: false });
+    const testApp = new TestApp(app, config);
+    app.addHook('onSend', async (request, reply, payload) => {
+      testApp.responses.push({
+        method: request.method,
+        route: request.is404 ? undefined : request.routeOptions.url,
+        status: reply.statusCode,
+        contentType: reply.getHeader('content-type') as string | undefined,
+        body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString() : '',
+      });
+      return payload;
+    });
+    await app.ready();
+    return testApp;
+  }
+
+  get context() {
+    return this.app.context;
+  }
+
+  async request(options: RequestOptions): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+    let payload: string | Buffer | undefined;
+    if (typeof options.body === 'string' || Buffer.isBuffer(options.body)) payload = options.body;
+    else if (options.body !== undefined) {
+      payload = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await this.app.inject({
+      method: (options.method ?? 'GET') as 'GET',
+      url: options.url,
+      headers,
+      payload,
+      remoteAddress: options.remoteAddress,
+    });
+    let json: unknown;
+    try {
+      json = response.body === '' ? undefined : JSON.parse(response.body);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.statusCode, headers: response.headers, body: response.body, json };
+  }
+
+  /** A new account and a key holding `scopes` (every scope by default). */
+  async account(scopes?: Scope[], options: { expiresInDays?: number } = {}): Promise<TestAccount> {
+    accountCounter++;
+    const { account, apiKey } = await createAccountWithKey(this.context, {
+      name: `Test account ${accountCounter}`,
+      scopes,
+      expiresInDays: options.expiresInDays,
+    });
+    return { accountId: account.id, keyId: apiKey.id, key: apiKey.key };
+  }
+
+  /** Listens on a free loopback port and returns the base URL. */
+  async listen(): Promise<string> {
+    await this.app.listen({ port: 0, host: '127.0.0.1' });
+    return `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
+  }
+
+  /** Closes the app, then fails if any response did not match the OpenAPI document. */
+  async close(): Promise<void> {
+    const document = this.app.swagger() as ConstructorParameters<typeof ContractChecker>[0];
+    await this.app.close();
+    const checker = new ContractChecker(document);
+    const problems = this.responses.flatMap((response) => checker.check(response));
+    if (problems.length > 0) throw new Error(`responses that do not match /openapi.json:\n${[...new Set(problems)].join('\n')}`);
+  }
+}
+
+/** One app for the whole test file: `const app = useTestApp(); … app().request(…)`. */
+export function useTestApp(options: TestAppOptions = {}): () => TestApp {
+  let testApp: TestApp | undefined;
+  beforeAll(async () => {
+    testApp = await TestApp.start(options);
+  });
+  afterAll(async () => {
+    await testApp?.close();
+  });
+  return () => {
+    if (!testApp) throw new Error('the test app is not started yet');
+    return testApp;
+  };
+}
+
+export { ManualClock };
