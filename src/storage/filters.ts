@@ -5,5 +5,6 @@ import { sql, type RawBuilder } from 'kysely';
  * (`_` appears in type names) and escaping differ between SQLite and PostgreSQL.
  */
 export function startsWith(column: string, prefix: string): RawBuilder<boolean> {
-  return sql<boolean>`substr(${sql.ref(column)}, 1, ${prefix.length}) = ${prefix}`;
+  // SQL substr counts characters (code points), not UTF-16 code units.
+  return sql<boolean>`substr(${sql.ref(column)}, 1, ${[...prefix].length}) = ${prefix}`;
 }

@@ -105,7 +105,7 @@ export class TestApp {
     } catch {
       json = undefined;
     }
-    return { status: response.statusCode, headers: response.headers, body: response.body, json };
+    return { status: response.statusCode, headers: response.headers as TestResponse['headers'], body: response.body, json };
   }
 
   /** A new account and a key holding `scopes` (every scope by default). */
