@@ -3,7 +3,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import { openContext, type AppContext, type ContextOptions } from './context.js';
-import { installAccess } from './platform/access.js';
+import { installAuthorization, installRateLimitedIdentity } from './platform/access.js';
 import { installCors } from './platform/cors.js';
 import { installHttpContract, sendError } from './platform/http-contract.js';
 import { installOpenApi } from './platform/openapi.js';
@@ -14,7 +14,12 @@ import { AUDIT_TYPES } from './areas/audit/service.js';
 import { keyRoutes, keySchemas } from './areas/keys/routes.js';
 import { systemRoutes, systemSchemas, type Feature } from './areas/system/routes.js';
 import { usageRoutes, usageSchemas } from './areas/usage/routes.js';
-import { FlushLoop } from './workers/flush-loop.js';
+import { eventRoutes, eventSchemas } from './areas/events/routes.js';
+import { EVENT_TYPES } from './areas/events/service.js';
+import { StreamHub } from './areas/events/stream.js';
+import { integrationRoutes, integrationSchemas } from './areas/integrations/routes.js';
+import { resourceRoutes, resourceSchemas } from './areas/resources/routes.js';
+import { PeriodicTask } from './workers/periodic-task.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -61,8 +66,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   installValidation(app);
   installHttpContract(app);
+  installRateLimitedIdentity(app, { config, resolvers: [services.keys], limiter: context.rateLimiter });
   await installCors(app);
-  installAccess(app, { config, resolvers: [services.keys], limiter: context.rateLimiter });
+  installAuthorization(app);
 
   app.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode;
@@ -73,23 +79,54 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
   });
 
-  await installOpenApi(app, config, [...systemSchemas, ...keySchemas, ...auditSchemas, ...usageSchemas]);
+  await installOpenApi(app, config, [
+    ...systemSchemas,
+    ...keySchemas,
+    ...auditSchemas,
+    ...usageSchemas,
+    ...resourceSchemas,
+    ...eventSchemas,
+    ...integrationSchemas,
+  ]);
 
   const features: Feature[] = [
     { name: 'keys', description: 'API keys with scopes and expiry', maxExpiresInDays: 365 },
     { name: 'audit', description: 'Audit history of account changes', types: [...AUDIT_TYPES] },
     { name: 'usage', description: 'Daily request and error counts per account', maxDays: 90 },
+    { name: 'resources', description: 'Named data values with optimistic concurrency', types: ['sensor', 'binary_sensor', 'switch', 'text'], maxListLimit: 500 },
+    {
+      name: 'events',
+      description: 'Per-account event log: cursor polling, custom events, Server-Sent Events stream',
+      retention: config.eventRetention,
+      maxPageLimit: 1000,
+      streamLimitPerAccount: config.streamLimitPerAccount,
+      streamHeartbeatSeconds: 15,
+    },
+    { name: 'homeAssistant', description: 'Resource snapshots with an event cursor for Home Assistant' },
   ];
-  await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [] });
+  await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [...EVENT_TYPES] });
   await app.register(keyRoutes, { keys: services.keys, accounts: services.accounts });
   await app.register(auditRoutes, { audit: services.audit });
   await app.register(usageRoutes, { usage: services.usage });
+  const streams = new StreamHub(services.events, config.streamLimitPerAccount);
+  await app.register(resourceRoutes, { resources: services.resources });
+  await app.register(eventRoutes, { events: services.events, streams });
+  await app.register(integrationRoutes, { resources: services.resources, clock: context.clock, installationId: () => null });
 
-  const flushLoop = new FlushLoop(config.usageFlushIntervalMs, [() => services.usage.flush(), () => services.keys.flushLastUsed()], app.log);
-  services.system.registerWorker('flush', () => flushLoop.report());
-  flushLoop.start();
+  const flush = new PeriodicTask('flush', config.usageFlushIntervalMs, async () => {
+    await services.usage.flush();
+    await services.keys.flushLastUsed();
+  }, app.log);
+  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async () => void (await services.events.prune()), app.log);
+  for (const task of [flush, retention]) {
+    services.system.registerWorker(task.name, () => task.report());
+    task.start();
+  }
+  // Streams never finish on their own: end them first so closing the server does not wait on them.
+  app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onClose', async () => {
-    await flushLoop.stop();
+    await retention.stop({ finalRun: false });
+    await flush.stop({ finalRun: true });
     if (ownsContext) await context.close();
   });
 

@@ -23,6 +23,8 @@ export interface Config {
   trustProxy: boolean;
   /** How often in-memory usage counters are written to storage. */
   usageFlushIntervalMs: number;
+  /** How often events beyond the retention window are deleted. */
+  retentionIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -109,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKey: secretsKey(env),
     logLevel,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
-    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10),
+    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10, 86_400_000),
+    retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),
   };
 }

@@ -9,6 +9,9 @@ import { AuditService } from './areas/audit/service.js';
 import { KeysService } from './areas/keys/service.js';
 import { SystemService } from './areas/system/service.js';
 import { UsageService } from './areas/usage/service.js';
+import { InProcessEventBus } from './areas/events/bus.js';
+import { EventsService } from './areas/events/service.js';
+import { ResourcesService } from './areas/resources/service.js';
 
 export interface Services {
   accounts: AccountsService;
@@ -16,6 +19,8 @@ export interface Services {
   keys: KeysService;
   usage: UsageService;
   system: SystemService;
+  events: EventsService;
+  resources: ResourcesService;
 }
 
 export interface AppContext {
@@ -43,12 +48,16 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   }
   const { db } = storage;
   const audit = new AuditService(db, clock);
+  const usage = new UsageService(db, clock);
+  const events = new EventsService(db, clock, config.eventRetention, new InProcessEventBus(), usage);
   const services: Services = {
     audit,
     accounts: new AccountsService(db, clock, audit),
     keys: new KeysService(db, clock, audit),
-    usage: new UsageService(db, clock),
+    usage,
     system: new SystemService(storage, clock),
+    events,
+    resources: new ResourcesService(db, clock, events),
   };
   return {
     config,
@@ -57,6 +66,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     services,
     rateLimiter: new RateLimiter(new InMemoryRateLimitCounter(), clock),
     async close() {
+      await events.bus.close();
       await storage.close();
     },
   };

@@ -1,6 +1,7 @@
 // Who is calling and may they: resolves the credential, applies the rate limit, then enforces the
 // route's access rule, all before the body is read (so an anonymous caller learns nothing from
 // validation errors). Routes declare `config.auth`; a route that declares nothing needs a credential.
+// CORS preflights (OPTIONS) are answered between the two hooks, and need no credential.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { hasScopes, type Credential, type CredentialResolver } from './credential.js';
@@ -17,6 +18,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     credential: Credential | undefined;
+    /** Whether the request presented any credential (valid or not), for the 401 challenge. */
+    credentialSent: boolean;
   }
 }
 
@@ -47,7 +50,11 @@ export function credentialOf(request: FastifyRequest): Credential {
   return request.credential;
 }
 
-export function installAccess(
+/**
+ * Identifies the caller and applies the rate limit. Registered before CORS, so preflights carry
+ * the RateLimit headers too (they see the allowance but never spend it).
+ */
+export function installRateLimitedIdentity(
   app: FastifyInstance,
   options: { config: Config; resolvers: CredentialResolver[]; limiter: RateLimiter },
 ): void {
@@ -59,27 +66,35 @@ export function installAccess(
   }
 
   app.decorateRequest('credential', undefined);
+  app.decorateRequest('credentialSent', false);
   app.addHook('onRequest', async (request, reply) => {
-    const access = routeAccess(request);
     const presented = presentedSecret(request);
     const credential = presented.secret ? await resolve(presented.secret) : undefined;
     request.credential = credential;
+    request.credentialSent = presented.sent;
 
-    // CORS preflights and liveness probes see their allowance but never spend it.
-    const counted = access !== 'unmetered' && request.method !== 'OPTIONS';
+    // CORS preflights and liveness probes see their allowance but never spend it, nor are refused.
+    const counted = routeAccess(request) !== 'unmetered' && request.method !== 'OPTIONS';
     const decision = credential
       ? await limiter.check(credential.rateLimitKey, config.rateLimitPerMinute, counted)
       : await limiter.check(`ip:${request.ip}`, config.rateLimitAnonPerMinute, counted);
     reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) {
+    if (counted && !decision.allowed) {
       throw new ApiError(429, 'rate_limited', `Rate limit of ${decision.limit} requests per minute reached`, undefined, {
         'retry-after': String(decision.resetSeconds),
       });
     }
+  });
+}
 
+/** Enforces the route's access rule; registered after CORS, whose preflights need no credential. */
+export function installAuthorization(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const access = routeAccess(request);
     if (access === 'public' || access === 'unmetered') return;
+    const credential = request.credential;
     if (!credential) {
-      throw unauthorized(presented.sent ? 'The credential is invalid, expired or revoked' : 'A credential is required', presented.sent);
+      throw unauthorized(request.credentialSent ? 'The credential is invalid, expired or revoked' : 'A credential is required', request.credentialSent);
     }
     if (!hasScopes(credential, access.scopes)) throw insufficientScope(access.scopes);
   });

@@ -6,7 +6,7 @@ import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import type { RouteAccess } from './access.js';
 import { ErrorSchema, ref } from './schemas.js';
-import { SCOPE_DESCRIPTIONS } from './scopes.js';
+import { OAUTH_GRANTABLE, SCOPE_DESCRIPTIONS, type Scope } from './scopes.js';
 
 export const API_NAME = 'Developer Data Service API';
 export const API_VERSION = '1.3.0';
@@ -14,7 +14,8 @@ export const API_VERSION = '1.3.0';
 function securityFor(access: RouteAccess | undefined): Array<Record<string, string[]>> {
   if (access === 'public' || access === 'unmetered') return [];
   const scopes = access?.scopes ?? [];
-  return [{ bearerAuth: scopes }, { apiKeyHeader: scopes }, { oauth2: scopes }];
+  const keyOnly = scopes.some((scope) => !OAUTH_GRANTABLE.has(scope));
+  return keyOnly ? [{ bearerAuth: scopes }, { apiKeyHeader: scopes }] : [{ bearerAuth: scopes }, { apiKeyHeader: scopes }, { oauth2: scopes }];
 }
 
 /** Adds error responses and security to a route's schema as it is registered. */
@@ -30,6 +31,7 @@ export async function installOpenApi(app: FastifyInstance, config: Config, compo
   app.addSchema(ErrorSchema);
   for (const schema of componentSchemas) app.addSchema(schema);
   app.addHook('onRoute', documentRoute);
+  const oauthScopes = Object.fromEntries(Object.entries(SCOPE_DESCRIPTIONS).filter(([scope]) => OAUTH_GRANTABLE.has(scope as Scope)));
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -50,9 +52,9 @@ export async function installOpenApi(app: FastifyInstance, config: Config, compo
                 authorizationUrl: `${config.baseUrl}/oauth/authorize`,
                 tokenUrl: `${config.baseUrl}/oauth/token`,
                 refreshUrl: `${config.baseUrl}/oauth/token`,
-                scopes: SCOPE_DESCRIPTIONS,
+                scopes: oauthScopes,
               },
-              clientCredentials: { tokenUrl: `${config.baseUrl}/oauth/token`, scopes: SCOPE_DESCRIPTIONS },
+              clientCredentials: { tokenUrl: `${config.baseUrl}/oauth/token`, scopes: oauthScopes },
             },
           },
         },

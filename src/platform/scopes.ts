@@ -19,3 +19,6 @@ export const ALL_SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as Scope[];
 export function isScope(value: string): value is Scope {
   return Object.hasOwn(SCOPE_DESCRIPTIONS, value);
 }
+
+/** Scopes an OAuth token may hold: managing keys and apps stays with API keys (decisions §5). */
+export const OAUTH_GRANTABLE: ReadonlySet<Scope> = new Set(ALL_SCOPES.filter((scope) => scope !== 'keys:manage' && scope !== 'apps:manage'));

@@ -51,11 +51,48 @@ export interface UsageDailyTable {
   webhook_deliveries: number;
 }
 
+export interface ResourcesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  type: string;
+  /** JSON value: number, string or boolean. */
+  state: string;
+  /** JSON object. */
+  attributes: string;
+  /** JSON array of strings (also one row each in resource_tags, for filtering). */
+  tags: string;
+  version: number;
+  /** The id of the resource.created event, for ordering by creation. */
+  created_seq: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ResourceTagsTable {
+  resource_id: string;
+  account_id: string;
+  tag: string;
+}
+
+export interface EventsTable {
+  account_id: string;
+  /** Position in the account's sequence: 1, 2, 3… */
+  id: number;
+  type: string;
+  /** JSON object. */
+  data: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   audit_log: AuditLogTable;
   usage_daily: UsageDailyTable;
+  resources: ResourcesTable;
+  resource_tags: ResourceTagsTable;
+  events: EventsTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
+import * as resourcesEvents from './0002_resources_events.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_resources_events': resourcesEvents,
 };

@@ -1,0 +1,128 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Executor } from '../../storage/schema.js';
+import { nextSequence } from '../../storage/sequences.js';
+import type { Clock } from '../../platform/clock.js';
+import { ApiError } from '../../platform/errors.js';
+import type { TypeFilter } from '../../platform/type-filter.js';
+import type { UsageService } from '../usage/service.js';
+import type { EventBus } from './bus.js';
+import { accountsOverRetention, deleteEventsUpTo, insertEvent, listEvents, newestEventId } from './store.js';
+
+export interface Event {
+  id: number;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface EventPage {
+  data: Event[];
+  cursor: number;
+  hasMore: boolean;
+  oldestCursor: number;
+}
+
+export const RESOURCE_EVENT_TYPES = ['resource.created', 'resource.updated', 'resource.deleted'] as const;
+export const EVENT_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'] as const;
+
+/** A write transaction of one account that may append events to its log. */
+export interface EventWriter {
+  trx: Transaction<Database>;
+  accountId: string;
+  append(type: string, data: Record<string, unknown>): Promise<Event>;
+}
+
+export class EventsService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly retention: number,
+    readonly bus: EventBus,
+    private readonly usage: UsageService,
+  ) {}
+
+  /**
+   * Runs `work` in a transaction that writes at least one event. The account's event counter is
+   * taken first, which locks the account's row: writers of one account run one at a time, ids
+   * follow commit order, and a read-modify-write inside `work` cannot race. Committed events are
+   * then announced on the bus.
+   */
+  async transact<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
+    const appended: Event[] = [];
+    const result = await this.db.transaction().execute(async (trx) => {
+      let nextId = await nextSequence(trx, accountId, 'event_seq');
+      const writer: EventWriter = {
+        trx,
+        accountId,
+        append: async (type, data) => {
+          // The first id was reserved when the transaction started; further ones are taken now.
+          const id = appended.length === 0 ? nextId : (nextId = await nextSequence(trx, accountId, 'event_seq'));
+          const event: Event = { id, type, data, createdAt: this.clock.now().toISOString() };
+          await insertEvent(trx, accountId, event);
+          appended.push(event);
+          return event;
+        },
+      };
+      const value = await work(writer);
+      if (appended.length === 0) throw new Error('an event transaction committed no event');
+      return value;
+    });
+    this.usage.count(accountId, { eventsCreated: appended.length });
+    this.bus.publish(accountId, appended);
+    return result;
+  }
+
+  async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
+    return this.transact(accountId, (writer) => writer.append(type, data));
+  }
+
+  /** The oldest cursor still served: fixed by the retention rule, not by when rows are deleted. */
+  oldestCursor(newest: number): number {
+    return Math.max(0, newest - this.retention);
+  }
+
+  /** Throws 410 when `after` lies before the retained window; returns the newest id. */
+  async checkCursor(accountId: string, after: number): Promise<number> {
+    const newest = await newestEventId(this.db, accountId);
+    const oldest = this.oldestCursor(newest);
+    if (after < oldest) {
+      throw new ApiError(410, 'cursor_expired', `Cursor ${after} is older than the retained events; reload a snapshot and resume from its cursor`, [
+        { path: '/after', message: `must be at least ${oldest}`, oldestCursor: oldest },
+      ]);
+    }
+    return newest;
+  }
+
+  async page(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<EventPage> {
+    // The newest id is read before the events: an event committed in between is then either in
+    // the page or after the cursor, never skipped.
+    const newest = await this.checkCursor(accountId, query.after);
+    const rows = await listEvents(this.db, accountId, { ...query, limit: query.limit + 1 });
+    const data = rows.slice(0, query.limit);
+    const last = data.at(-1);
+    return {
+      data,
+      cursor: last ? last.id : Math.max(newest, query.after),
+      hasMore: rows.length > query.limit,
+      oldestCursor: this.oldestCursor(Math.max(newest, last?.id ?? 0)),
+    };
+  }
+
+  /** Events after `after` (up to `upTo`), for streams catching up. */
+  read(accountId: string, query: { after: number; limit: number; type?: TypeFilter; upTo?: number }): Promise<Event[]> {
+    return listEvents(this.db, accountId, query);
+  }
+
+  newestId(accountId: string, exec: Executor = this.db): Promise<number> {
+    return newestEventId(exec, accountId);
+  }
+
+  /** Deletes events beyond the retention window of every account; returns how many. */
+  async prune(): Promise<number> {
+    let deleted = 0;
+    for (const { accountId, newest } of await accountsOverRetention(this.db, this.retention)) {
+      deleted += await deleteEventsUpTo(this.db, accountId, this.oldestCursor(newest));
+    }
+    return deleted;
+  }
+}

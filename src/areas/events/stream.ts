@@ -1,0 +1,171 @@
+// Server-Sent Events: each stream first replays the log from its cursor, then follows the bus.
+// It subscribes before it reads, and it tracks the last event id it has accounted for: an event
+// that arrives twice is skipped, and one that arrives ahead of a missing id makes it re-read the
+// log up to that id. So the seam between replay and live has no gap and no duplicate, whatever
+// order notifications arrive in.
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
+import { ApiError } from '../../platform/errors.js';
+import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
+import type { Event, EventsService } from './service.js';
+
+const REPLAY_PAGE = 500;
+/** A client this far behind is dropped; it reconnects with Last-Event-ID and replays from the log. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+const frames = new WeakMap<Event, string>();
+
+/** The SSE message of an event, built once however many streams send it. */
+function frameOf(event: Event): string {
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    frame = `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+    frames.set(event, frame);
+  }
+  return frame;
+}
+
+class EventStream {
+  private lastSeen = 0;
+  private catchingUp = true;
+  private readonly pending: Event[] = [];
+  private unsubscribe: () => void = () => {};
+  closed = false;
+
+  constructor(
+    private readonly events: EventsService,
+    readonly accountId: string,
+    private readonly type: TypeFilter | undefined,
+    private readonly response: ServerResponse,
+    private readonly onClose: () => void,
+  ) {}
+
+  async start(after: number): Promise<void> {
+    this.unsubscribe = this.events.bus.subscribe(this.accountId, (event) => this.receive(event));
+    this.lastSeen = after;
+    const newest = await this.events.newestId(this.accountId);
+    await this.replay(newest);
+    this.catchingUp = false;
+    await this.drain();
+  }
+
+  private receive(event: Event): void {
+    if (this.closed) return;
+    this.pending.push(event);
+    if (!this.catchingUp) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.catchingUp = true;
+    try {
+      while (!this.closed && this.pending.length > 0) {
+        const event = this.pending.shift() as Event;
+        if (event.id <= this.lastSeen) continue;
+        if (event.id === this.lastSeen + 1) {
+          this.lastSeen = event.id;
+          if (matchesTypeFilter(event.type, this.type)) this.write(frameOf(event));
+        } else {
+          await this.replay(event.id);
+        }
+      }
+    } catch (error) {
+      this.close();
+      throw error;
+    } finally {
+      this.catchingUp = false;
+    }
+  }
+
+  /** Sends what the log holds after lastSeen up to `upTo`, and accounts for everything up to it. */
+  private async replay(upTo: number): Promise<void> {
+    while (!this.closed && this.lastSeen < upTo) {
+      const page = await this.events.read(this.accountId, { after: this.lastSeen, upTo, limit: REPLAY_PAGE, type: this.type });
+      for (const event of page) this.write(frameOf(event));
+      this.lastSeen = page.length < REPLAY_PAGE ? upTo : (page.at(-1) as Event).id;
+    }
+  }
+
+  write(chunk: string): void {
+    if (this.closed) return;
+    if (this.response.writableLength > MAX_BUFFERED_BYTES) {
+      this.close();
+      return;
+    }
+    this.response.write(chunk);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    this.response.end();
+    this.onClose();
+  }
+}
+
+/** Open streams of this process: the per-account cap, heartbeats and shutdown. */
+export class StreamHub {
+  private readonly streams = new Set<EventStream>();
+  private readonly perAccount = new Map<string, number>();
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(
+    private readonly events: EventsService,
+    private readonly limitPerAccount: number,
+    heartbeatMs = 15_000,
+  ) {
+    // One timer for every stream: a comment line keeps proxies and clients from timing out.
+    this.heartbeat = setInterval(() => {
+      for (const stream of this.streams) stream.write(': keep-alive\n\n');
+    }, heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  get size(): number {
+    return this.streams.size;
+  }
+
+  async open(reply: FastifyReply, options: { accountId: string; after: number; type?: TypeFilter }): Promise<void> {
+    const { accountId } = options;
+    const open = this.perAccount.get(accountId) ?? 0;
+    if (open >= this.limitPerAccount) {
+      throw new ApiError(429, 'rate_limited', `At most ${this.limitPerAccount} event streams may be open per account`, undefined, {
+        'retry-after': '5',
+      });
+    }
+    this.perAccount.set(accountId, open + 1);
+
+    reply.hijack();
+    const response = reply.raw;
+    response.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    });
+    response.flushHeaders();
+
+    const stream = new EventStream(this.events, accountId, options.type, response, () => {
+      this.streams.delete(stream);
+      const left = (this.perAccount.get(accountId) ?? 1) - 1;
+      if (left > 0) this.perAccount.set(accountId, left);
+      else this.perAccount.delete(accountId);
+    });
+    this.streams.add(stream);
+    reply.request.raw.on('close', () => stream.close());
+    response.on('error', () => stream.close());
+    try {
+      await stream.start(options.after);
+    } catch (error) {
+      reply.log.error({ err: error }, 'event stream failed');
+      stream.close();
+    }
+  }
+
+  /** Ends every stream (server shutdown); clients reconnect elsewhere with Last-Event-ID. */
+  closeAll(): void {
+    clearInterval(this.heartbeat);
+    for (const stream of this.streams) stream.close();
+  }
+}

@@ -1,0 +1,76 @@
+// The Home Assistant integration: what it needs to know, and a snapshot of every resource with
+// the event cursor that continues it.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { credentialOf } from '../../platform/access.js';
+import { API_VERSION } from '../../platform/openapi.js';
+import { ref, Timestamp } from '../../platform/schemas.js';
+import type { Clock } from '../../platform/clock.js';
+import { RESOURCE_TYPES, type ResourcesService } from '../resources/service.js';
+
+export const HOME_ASSISTANT_DOMAIN = 'devdata';
+
+const Info = Type.Object(
+  {
+    domain: Type.String(),
+    name: Type.String(),
+    version: Type.String(),
+    supportedResourceTypes: Type.Array(Type.String()),
+    endpoints: Type.Record(Type.String(), Type.String()),
+    installationId: Type.Union([Type.String(), Type.Null()], { description: 'The installation that packages the integration, once one is built' }),
+  },
+  { $id: 'HomeAssistantInfo' },
+);
+const Snapshot = Type.Object(
+  {
+    resources: Type.Array(ref('Resource')),
+    cursor: Type.Integer({ description: 'Follow events from here (`after`) to miss nothing and repeat nothing' }),
+    oldestCursor: Type.Integer(),
+    generatedAt: Timestamp,
+  },
+  { $id: 'HomeAssistantSnapshot' },
+);
+
+export const integrationSchemas = [Info, Snapshot];
+
+export const integrationRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesService; clock: Clock; installationId: () => string | null }> = async (
+  app,
+  { resources, clock, installationId },
+) => {
+  app.get(
+    '/api/v1/integrations/home-assistant',
+    {
+      config: { auth: { scopes: ['integrations:read'] } },
+      schema: { summary: 'Home Assistant integration information', tags: ['integrations'], response: { 200: ref('HomeAssistantInfo') } },
+    },
+    async () => ({
+      domain: HOME_ASSISTANT_DOMAIN,
+      name: 'Developer Data Service',
+      version: API_VERSION,
+      supportedResourceTypes: [...RESOURCE_TYPES],
+      endpoints: {
+        snapshot: '/api/v1/integrations/home-assistant/snapshot',
+        resources: '/api/v1/resources',
+        events: '/api/v1/events',
+        stream: '/api/v1/events/stream',
+      },
+      installationId: installationId(),
+    }),
+  );
+
+  app.get(
+    '/api/v1/integrations/home-assistant/snapshot',
+    {
+      config: { auth: { scopes: ['integrations:read', 'resources:read'] } },
+      schema: {
+        summary: 'Every resource and the event cursor they correspond to, read in one transaction',
+        tags: ['integrations'],
+        response: { 200: ref('HomeAssistantSnapshot') },
+      },
+    },
+    async (request) => {
+      const snapshot = await resources.snapshot(credentialOf(request).accountId);
+      return { ...snapshot, generatedAt: clock.now().toISOString() };
+    },
+  );
+};

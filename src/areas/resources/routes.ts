@@ -1,0 +1,153 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import { credentialOf } from '../../platform/access.js';
+import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
+
+const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
+const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], { description: 'sensor: number or text; binary_sensor and switch: boolean; text: text' });
+const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'Free details such as unit_of_measurement; at most 16 KiB as JSON' });
+const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, uniqueItems: true });
+const Name = Type.String({ minLength: 1, maxLength: 1000, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: '1-200 characters after trimming, no control characters' });
+
+const ResourceSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    type: ResourceType,
+    state: State,
+    attributes: Type.Record(Type.String(), Type.Unknown()),
+    tags: Type.Array(Type.String()),
+    version: Type.Integer({ minimum: 1 }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { $id: 'Resource' },
+);
+const ResourceList = Type.Object(
+  { data: Type.Array(ref('Resource')), limit: Type.Integer(), offset: Type.Integer(), total: Type.Integer(), hasMore: Type.Boolean() },
+  { $id: 'ResourceList' },
+);
+const CreateBody = Type.Object(
+  { name: Name, type: ResourceType, state: State, attributes: Type.Optional(Attributes), tags: Type.Optional(Tags) },
+  { additionalProperties: false },
+);
+const UpdateBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    state: Type.Optional(State),
+    attributes: Type.Optional(Attributes),
+    tags: Type.Optional(Tags),
+    type: Type.Optional(Type.Unknown({ description: 'Not changeable: sending it is an error' })),
+  },
+  { additionalProperties: false },
+);
+const ConditionalHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'The version last read, e.g. "3"' })),
+});
+
+export const resourceSchemas = [ResourceSchema, ResourceList];
+
+/** If-Match as versions: `"3"`, `W/"3"`, `3`, a list of those, or `*`. */
+export function parseIfMatch(header: string | undefined): VersionPrecondition {
+  if (header === undefined) return undefined;
+  if (header.trim() === '*') return '*';
+  return header.split(',').flatMap((part) => {
+    const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(part);
+    return match ? [Number(match[1])] : [];
+  });
+}
+
+function withEtag(reply: FastifyReply, resource: Resource): Resource {
+  reply.header('etag', `"${resource.version}"`);
+  return resource;
+}
+
+export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesService }> = async (app, { resources }) => {
+  const read = { auth: { scopes: ['resources:read' as const] } };
+  const write = { auth: { scopes: ['resources:write' as const] } };
+
+  app.post(
+    '/api/v1/resources',
+    { config: write, schema: { summary: 'Create a resource', tags: ['resources'], body: CreateBody, response: { 201: ref('Resource') } } },
+    async (request, reply) => {
+      const resource = await resources.create(credentialOf(request).accountId, request.body);
+      return reply.code(201).send(withEtag(reply, resource));
+    },
+  );
+
+  app.get(
+    '/api/v1/resources',
+    {
+      config: read,
+      schema: {
+        summary: 'List resources in creation order',
+        tags: ['resources'],
+        querystring: Type.Object({
+          type: Type.Optional(ResourceType),
+          tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, description: 'Repeatable; every tag must match' })),
+          limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+          offset: Type.Integer({ minimum: 0, default: 0 }),
+        }),
+        response: { 200: ref('ResourceList') },
+      },
+    },
+    async (request) => {
+      const { type, tag, limit, offset } = request.query;
+      return resources.list(credentialOf(request).accountId, { type, tags: tag ?? [], limit, offset });
+    },
+  );
+
+  app.get(
+    '/api/v1/resources/:id',
+    {
+      config: read,
+      schema: {
+        summary: 'Get a resource',
+        tags: ['resources'],
+        params: IdParams,
+        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
+        response: { 200: ref('Resource'), 304: NoContent },
+      },
+    },
+    async (request, reply) => {
+      const resource = await resources.get(credentialOf(request).accountId, request.params.id);
+      withEtag(reply, resource);
+      const ifNoneMatch = parseIfMatch(request.headers['if-none-match']);
+      if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(resource.version))) return reply.code(304).send(null);
+      return resource;
+    },
+  );
+
+  app.patch(
+    '/api/v1/resources/:id',
+    {
+      config: write,
+      schema: {
+        summary: 'Change some of a resource’s fields',
+        tags: ['resources'],
+        params: IdParams,
+        headers: ConditionalHeaders,
+        body: UpdateBody,
+        response: { 200: ref('Resource') },
+      },
+    },
+    async (request, reply) => {
+      const resource = await resources.update(credentialOf(request).accountId, request.params.id, request.body, parseIfMatch(request.headers['if-match']));
+      return withEtag(reply, resource);
+    },
+  );
+
+  app.delete(
+    '/api/v1/resources/:id',
+    {
+      config: write,
+      schema: { summary: 'Delete a resource', tags: ['resources'], params: IdParams, headers: ConditionalHeaders, response: { 204: NoContent } },
+    },
+    async (request, reply) => {
+      await resources.delete(credentialOf(request).accountId, request.params.id, parseIfMatch(request.headers['if-match']));
+      return reply.code(204).send(null);
+    },
+  );
+};

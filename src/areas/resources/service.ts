@@ -1,0 +1,188 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../storage/schema.js';
+import type { Clock } from '../../platform/clock.js';
+import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { EventsService } from '../events/service.js';
+import {
+  allResources,
+  deleteResource,
+  findResource,
+  insertResource,
+  listResources,
+  updateResource,
+  type Resource,
+  type ResourceQuery,
+  type ResourceState,
+  type ResourceType,
+} from './store.js';
+
+export type { Resource, ResourceState, ResourceType };
+
+export const RESOURCE_TYPES: readonly ResourceType[] = ['sensor', 'binary_sensor', 'switch', 'text'];
+export const NAME_MAX = 200;
+export const STATE_TEXT_MAX = 255;
+export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
+export const TAGS_MAX = 20;
+
+export interface CreateResourceInput {
+  name: string;
+  type: ResourceType;
+  state: ResourceState;
+  attributes?: Record<string, unknown>;
+  tags?: string[];
+}
+
+export interface UpdateResourceInput {
+  name?: string;
+  state?: ResourceState;
+  attributes?: Record<string, unknown>;
+  tags?: string[];
+  type?: unknown;
+}
+
+/** A version precondition from If-Match: the versions it accepts, `*` (any), or none given. */
+export type VersionPrecondition = number[] | '*' | undefined;
+
+export interface ResourcePage {
+  data: Resource[];
+  limit: number;
+  offset: number;
+  total: number;
+  hasMore: boolean;
+}
+
+/** What a state of each type may be (decisions §6); undefined when allowed, else the reason. */
+export function stateProblem(type: ResourceType, state: unknown): string | undefined {
+  const isText = typeof state === 'string';
+  switch (type) {
+    case 'sensor':
+      if (typeof state === 'number') return Number.isFinite(state) ? undefined : 'must be a finite number';
+      if (isText) return state.length <= STATE_TEXT_MAX ? undefined : `must be at most ${STATE_TEXT_MAX} characters`;
+      return 'must be a number or a string for a sensor';
+    case 'binary_sensor':
+    case 'switch':
+      return typeof state === 'boolean' ? undefined : `must be true or false for a ${type}`;
+    case 'text':
+      if (!isText) return 'must be a string for a text resource';
+      return state.length <= STATE_TEXT_MAX ? undefined : `must be at most ${STATE_TEXT_MAX} characters`;
+  }
+}
+
+function validateFields(input: { name?: string; attributes?: Record<string, unknown>; tags?: string[] }, type: ResourceType, state: unknown): string | undefined {
+  const details: ErrorDetail[] = [];
+  let name: string | undefined;
+  if (input.name !== undefined) {
+    name = input.name.trim();
+    if (name.length === 0 || name.length > NAME_MAX) details.push({ path: '/name', message: `must be 1-${NAME_MAX} characters after trimming` });
+  }
+  if (state !== undefined) {
+    const problem = stateProblem(type, state);
+    if (problem) details.push({ path: '/state', message: problem });
+  }
+  if (input.attributes !== undefined && Buffer.byteLength(JSON.stringify(input.attributes)) > ATTRIBUTES_MAX_BYTES) {
+    details.push({ path: '/attributes', message: `must be at most ${ATTRIBUTES_MAX_BYTES} bytes as JSON` });
+  }
+  if (details.length > 0) throw new ApiError(400, 'invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
+  return name;
+}
+
+export class ResourcesService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly events: EventsService,
+  ) {}
+
+  async create(accountId: string, input: CreateResourceInput): Promise<Resource> {
+    const name = validateFields(input, input.type, input.state) ?? '';
+    return this.events.transact(accountId, async (writer) => {
+      const now = this.clock.now().toISOString();
+      const resource: Resource = {
+        id: newId('res'),
+        name,
+        type: input.type,
+        state: input.state,
+        attributes: input.attributes ?? {},
+        tags: input.tags ?? [],
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      };
+      const event = await writer.append('resource.created', { resource });
+      await insertResource(writer.trx, accountId, resource, event.id);
+      return resource;
+    });
+  }
+
+  async get(accountId: string, id: string): Promise<Resource> {
+    const resource = await findResource(this.db, accountId, id);
+    if (!resource) throw notFound('Resource');
+    return resource;
+  }
+
+  async list(accountId: string, query: ResourceQuery): Promise<ResourcePage> {
+    const { data, total } = await listResources(this.db, accountId, query);
+    return { data, limit: query.limit, offset: query.offset, total, hasMore: query.offset + data.length < total };
+  }
+
+  async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {
+    if (input.type !== undefined) throw invalidField('/type', 'cannot be changed; create a new resource instead');
+    if (input.name === undefined && input.state === undefined && input.attributes === undefined && input.tags === undefined) {
+      throw badRequest('Send at least one of name, state, attributes, tags');
+    }
+    return this.events.transact(accountId, async (writer) => {
+      const current = await findResource(writer.trx, accountId, id);
+      if (!current) throw notFound('Resource');
+      checkPrecondition(current, precondition);
+      const name = validateFields(input, current.type, input.state);
+      const next: Resource = {
+        ...current,
+        name: name ?? current.name,
+        state: input.state ?? current.state,
+        attributes: input.attributes ?? current.attributes,
+        tags: input.tags ?? current.tags,
+        version: current.version + 1,
+        updatedAt: this.clock.now().toISOString(),
+      };
+      const changed = (['name', 'state', 'attributes', 'tags'] as const).filter(
+        (field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]),
+      );
+      // The account row is locked by the event transaction, so the version cannot have moved.
+      if (!(await updateResource(writer.trx, accountId, next, current.version, changed.includes('tags')))) {
+        throw new Error(`resource ${id} changed during its own update`);
+      }
+      await writer.append('resource.updated', { resource: next, changed });
+      return next;
+    });
+  }
+
+  async delete(accountId: string, id: string, precondition: VersionPrecondition): Promise<void> {
+    await this.events.transact(accountId, async (writer) => {
+      const current = await findResource(writer.trx, accountId, id);
+      if (!current) throw notFound('Resource');
+      checkPrecondition(current, precondition);
+      await deleteResource(writer.trx, accountId, id);
+      await writer.append('resource.deleted', { resource: current });
+    });
+  }
+
+  /** Every resource and the event cursor they correspond to, read in one transaction. */
+  async snapshot(accountId: string): Promise<{ resources: Resource[]; cursor: number; oldestCursor: number }> {
+    return this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const cursor = await this.events.newestId(accountId, trx);
+        const resources = await allResources(trx, accountId);
+        return { resources, cursor, oldestCursor: this.events.oldestCursor(cursor) };
+      });
+  }
+}
+
+function checkPrecondition(current: Resource, precondition: VersionPrecondition): void {
+  if (precondition === undefined || precondition === '*' || precondition.includes(current.version)) return;
+  throw new ApiError(412, 'precondition_failed', `The resource is at version ${current.version}`, [
+    { path: '/version', message: `current version is ${current.version}`, currentVersion: current.version },
+  ]);
+}

@@ -1,0 +1,45 @@
+// A background job run on an interval (buffer flushes, event pruning): runs never overlap, a
+// failure is logged and retried next time, and stop() waits for the run in progress.
+import type { FastifyBaseLogger } from 'fastify';
+
+export class PeriodicTask {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private lastRunAt: string | null = null;
+  private failures = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly intervalMs: number,
+    private readonly task: () => Promise<void>,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  runOnce(): Promise<void> {
+    this.running = this.running.then(async () => {
+      try {
+        await this.task();
+        this.lastRunAt = new Date().toISOString();
+      } catch (error) {
+        this.failures++;
+        this.log.error({ err: error, task: this.name }, 'background task failed; it runs again at the next interval');
+      }
+    });
+    return this.running;
+  }
+
+  /** Stops the interval; with `finalRun`, runs the task once more (to write what is buffered). */
+  async stop(options: { finalRun: boolean }): Promise<void> {
+    clearInterval(this.timer);
+    await (options.finalRun ? this.runOnce() : this.running);
+  }
+
+  report(): Record<string, unknown> {
+    return { intervalMs: this.intervalMs, lastRunAt: this.lastRunAt, failures: this.failures };
+  }
+}
