@@ -7,7 +7,7 @@ import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import type { AccountsService } from '../accounts/service.js';
 import { actorOf, DEFAULT_KEY_DAYS, type KeysService } from './service.js';
 
-const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$' });
+const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
 
 const ApiKey = Type.Object(
   {

@@ -9,7 +9,7 @@ const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type))
 const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], { description: 'sensor: number or text; binary_sensor and switch: boolean; text: text' });
 const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'Free details such as unit_of_measurement; at most 16 KiB as JSON' });
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, uniqueItems: true });
-const Name = Type.String({ minLength: 1, maxLength: 1000, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: '1-200 characters after trimming, no control characters' });
+const Name = Type.String({ minLength: 1, maxLength: 1000, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$', description: '1-200 characters after trimming, no control characters' });
 
 const ResourceSchema = Type.Object(
   {
