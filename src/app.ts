@@ -132,3 +132,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   return app;
 }
+
+/** Listens, and without an explicit BASE_URL makes the base address name the port actually bound. */
+export async function listen(app: FastifyInstance, config: Config, options: { port: number; host: string }): Promise<string> {
+  const address = await app.listen(options);
+  const bound = app.server.address();
+  if (!config.baseUrlExplicit && bound !== null && typeof bound === 'object') config.baseUrl = `http://localhost:${bound.port}`;
+  return address;
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The devdata command (decisions §1): serve, migrate, accounts create, keys issue.
 import { parseArgs } from 'node:util';
-import { buildApp } from './app.js';
+import { buildApp, listen } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openContext } from './context.js';
 import { createAccountWithKey, issueKey } from './operator.js';
@@ -79,8 +79,8 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  const address = await app.listen({ port: config.port, host: config.host });
-  app.log.info({ address, port: app.server.address() && (app.server.address() as { port: number }).port }, `devdata listening on ${address}`);
+  const address = await listen(app, config, { port: config.port, host: config.host });
+  app.log.info({ address, port: (app.server.address() as { port: number }).port, baseUrl: config.baseUrl }, `devdata listening on ${address}`);
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -7,6 +7,8 @@ export interface Config {
   port: number;
   host: string;
   baseUrl: string;
+  /** False when BASE_URL was not set: the server then derives it from the port it listens on. */
+  baseUrlExplicit: boolean;
   databaseUrl: string;
   rateLimitPerMinute: number;
   rateLimitAnonPerMinute: number;
@@ -99,6 +101,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: env.HOST ?? '127.0.0.1',
     baseUrl: baseUrl(env, port),
+    baseUrlExplicit: env.BASE_URL !== undefined && env.BASE_URL !== '',
     databaseUrl: databaseUrl(env),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1),
     rateLimitAnonPerMinute: integer(env, 'RATE_LIMIT_ANON_PER_MINUTE', 60, 1),

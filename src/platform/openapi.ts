@@ -32,6 +32,24 @@ export async function installOpenApi(app: FastifyInstance, config: Config, compo
   for (const schema of componentSchemas) app.addSchema(schema);
   app.addHook('onRoute', documentRoute);
   const oauthScopes = Object.fromEntries(Object.entries(SCOPE_DESCRIPTIONS).filter(([scope]) => OAUTH_GRANTABLE.has(scope as Scope)));
+  // The base URL is read when the document is first generated, which is after the server has
+  // listened: with PORT=0 it then names the port actually chosen.
+  const securitySchemes = () => ({
+    bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (ddk_…) or an OAuth access token (dda_…)' },
+    apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+    oauth2: {
+      type: 'oauth2',
+      flows: {
+        authorizationCode: {
+          authorizationUrl: `${config.baseUrl}/oauth/authorize`,
+          tokenUrl: `${config.baseUrl}/oauth/token`,
+          refreshUrl: `${config.baseUrl}/oauth/token`,
+          scopes: oauthScopes,
+        },
+        clientCredentials: { tokenUrl: `${config.baseUrl}/oauth/token`, scopes: oauthScopes },
+      },
+    },
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -40,25 +58,16 @@ export async function installOpenApi(app: FastifyInstance, config: Config, compo
         version: API_VERSION,
         description: 'Store named data values, read every change as an event, receive signed webhooks, and connect apps with OAuth 2.0.',
       },
-      servers: [{ url: config.baseUrl }],
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (ddk_…) or an OAuth access token (dda_…)' },
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          oauth2: {
-            type: 'oauth2',
-            flows: {
-              authorizationCode: {
-                authorizationUrl: `${config.baseUrl}/oauth/authorize`,
-                tokenUrl: `${config.baseUrl}/oauth/token`,
-                refreshUrl: `${config.baseUrl}/oauth/token`,
-                scopes: oauthScopes,
-              },
-              clientCredentials: { tokenUrl: `${config.baseUrl}/oauth/token`, scopes: oauthScopes },
-            },
-          },
-        },
-      },
+      // Needed at registration (routes' security requirements are checked against it); replaced below.
+      components: { securitySchemes: securitySchemes() as never },
+    },
+    transformObject: (document) => {
+      const { openapiObject } = document as { openapiObject: { components?: Record<string, unknown> } };
+      return {
+        ...openapiObject,
+        servers: [{ url: config.baseUrl }],
+        components: { ...openapiObject.components, securitySchemes: securitySchemes() },
+      } as never;
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`),

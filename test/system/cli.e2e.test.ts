@@ -1,0 +1,583 @@
+// End to end through the built operator CLI (decisions §1): `node dist/cli.js …` as a child
+// process on a temporary SQLite file, and the server it starts called over real HTTP.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const CLI = join(ROOT, 'dist', 'cli.js');
+
+const ALL_SCOPES = [
+  'resources:read',
+  'resources:write',
+  'events:read',
+  'events:write',
+  'integrations:read',
+  'webhooks:manage',
+  'schedules:manage',
+  'usage:read',
+  'keys:manage',
+  'apps:manage',
+];
+const DAY_MS = 24 * 60 * 60 * 1000;
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+// Every variable the service reads, removed from the inherited environment so the tests decide.
+const CONFIG_VARIABLES = [
+  'PORT',
+  'HOST',
+  'BASE_URL',
+  'DATABASE_URL',
+  'RATE_LIMIT_PER_MINUTE',
+  'RATE_LIMIT_ANON_PER_MINUTE',
+  'EVENT_RETENTION',
+  'WEBHOOK_RETRY_SCHEDULE',
+  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  'ACCESS_TOKEN_TTL_SECONDS',
+  'SIGNUP_CAPACITY',
+  'STREAM_LIMIT_PER_ACCOUNT',
+  'SECRETS_KEY',
+  'LOG_LEVEL',
+  'TRUST_PROXY',
+  'USAGE_FLUSH_INTERVAL_MS',
+];
+
+function cleanEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of CONFIG_VARIABLES) delete env[name];
+  return { ...env, ...overrides };
+}
+
+interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const spawned = new Set<ChildProcess>();
+
+function track(child: ChildProcess): ChildProcess {
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
+  return child;
+}
+
+function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = track(spawn(command, args, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** A `devdata serve` process: its output captured, its log lines parsed, its exit awaited. */
+class ServerProcess {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private waiters: Array<() => void> = [];
+
+  constructor(env: NodeJS.ProcessEnv, cwd: string) {
+    this.child = track(spawn(process.execPath, [CLI, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stdout += chunk;
+      this.notify();
+    });
+    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr += chunk;
+      this.notify();
+    });
+    this.exited = new Promise((resolvePromise) => {
+      this.child.once('exit', (code, signal) => {
+        resolvePromise({ code, signal });
+        this.notify();
+      });
+    });
+  }
+
+  private notify(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+
+  get output(): string {
+    return this.stdout + this.stderr;
+  }
+
+  /** Complete JSON log lines written to stdout so far. */
+  logLines(): Array<Record<string, unknown>> {
+    return this.stdout
+      .split('\n')
+      .filter((line) => line.trim().startsWith('{') && line.trim().endsWith('}'))
+      .map((line) => {
+        try {
+          return JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          return {};
+        }
+      });
+  }
+
+  /** Resolves with the first log line that matches, failing after `timeoutMs` or if the process exits first. */
+  async waitForLog(match: (line: Record<string, unknown>) => boolean, what: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.logLines().find(match);
+      if (found) return found;
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        throw new Error(`server exited before logging ${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new Error(`timed out waiting for ${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
+      await new Promise<void>((resolvePromise) => {
+        const timer = setTimeout(resolvePromise, Math.min(remaining, 200));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolvePromise();
+        });
+      });
+    }
+  }
+
+  /** Waits for the "listening" line and returns the base URL with the port the server chose. */
+  async listening(): Promise<string> {
+    const line = await this.waitForLog(
+      (entry) => typeof entry.port === 'number' || (typeof entry.msg === 'string' && /listening on/.test(entry.msg)),
+      'the listening log line',
+    );
+    let port = typeof line.port === 'number' ? line.port : undefined;
+    if (port === undefined) {
+      const match = /:(\d+)\s*$/.exec(String(line.msg));
+      port = match ? Number(match[1]) : undefined;
+    }
+    expect(port).toBeTypeOf('number');
+    expect(port).toBeGreaterThan(0);
+    return `http://127.0.0.1:${port}`;
+  }
+
+  /** Exit within `timeoutMs`, else fails (the afterAll hook kills it). */
+  async exitWithin(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.exited,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`server did not exit within ${timeoutMs} ms\nstdout: ${this.stdout}\nstderr: ${this.stderr}`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function parseSingleJson(stdout: string): any {
+  const lines = stdout.split('\n').filter((line) => line.trim() !== '');
+  expect(lines, `stdout: ${stdout}`).toHaveLength(1);
+  return JSON.parse(lines[0]!);
+}
+
+function expectAbout(iso: string, expectedMs: number, toleranceMs = 2 * 60 * 1000): void {
+  expect(iso).toMatch(ISO_MS);
+  expect(Math.abs(Date.parse(iso) - expectedMs)).toBeLessThan(toleranceMs);
+}
+
+const API_KEY_FIELDS = ['expiresAt', 'id', 'key', 'name', 'scopes'];
+
+let workDir: string;
+
+beforeAll(async () => {
+  const build = await run('npm', ['run', 'build'], { timeoutMs: 120_000 });
+  if (build.code !== 0) throw new Error(`npm run build failed (${build.code}):\n${build.stdout}\n${build.stderr}`);
+  expect(existsSync(CLI)).toBe(true);
+  workDir = mkdtempSync(join(tmpdir(), 'devdata-cli-'));
+}, 180_000);
+
+afterAll(async () => {
+  for (const child of spawned) child.kill('SIGKILL');
+  await Promise.all(
+    [...spawned].map((child) => new Promise<void>((resolvePromise) => (child.exitCode !== null ? resolvePromise() : child.once('exit', () => resolvePromise())))),
+  );
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('devdata CLI (built)', () => {
+  let dbPath: string;
+  let env: NodeJS.ProcessEnv;
+  const cli = (...args: string[]) => run(process.execPath, [CLI, ...args], { env });
+  const count = (table: string): number => {
+    const db = new SQLite(dbPath, { readonly: true });
+    try {
+      return (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+
+  let account: { id: string; name: string };
+  let primaryKey: string;
+  let scopedKey: string;
+
+  beforeAll(() => {
+    dbPath = join(workDir, 'cli', 'x.db');
+    env = cleanEnv({ DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'info' });
+  });
+
+  it('migrate exits 0, creates the database, and may run again', async () => {
+    const first = await cli('migrate');
+    expect(first.code, first.stderr).toBe(0);
+    expect(existsSync(dbPath)).toBe(true);
+    const second = await cli('migrate');
+    expect(second.code, second.stderr).toBe(0);
+
+    const db = new SQLite(dbPath, { readonly: true });
+    try {
+      const tables = (db.prepare(`select name from sqlite_master where type = 'table'`).all() as Array<{ name: string }>).map((row) => row.name);
+      expect(tables).toEqual(expect.arrayContaining(['accounts', 'api_keys', 'audit_log', 'usage_daily']));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('accounts create --json prints one object with the account and a key of every scope for 365 days', async () => {
+    const before = Date.now();
+    const result = await cli('accounts', 'create', '--name', 'Acme', '--email', 'a@example.com', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    const output = parseSingleJson(result.stdout);
+    expect(Object.keys(output).sort()).toEqual(['account', 'apiKey']);
+    expect(Object.keys(output.account).sort()).toEqual(['id', 'name']);
+    expect(Object.keys(output.apiKey).sort()).toEqual(API_KEY_FIELDS);
+    expect(output.account.id).toMatch(/^acc_[A-Za-z0-9_-]{22,}$/);
+    expect(output.account.name).toBe('Acme');
+    expect(output.apiKey.id).toMatch(/^key_[A-Za-z0-9_-]{22,}$/);
+    expect(output.apiKey.key).toMatch(/^ddk_[A-Za-z0-9_-]{43,}$/);
+    expect(output.apiKey.name).toBeTypeOf('string');
+    expect(output.apiKey.name.length).toBeGreaterThan(0);
+    expect([...output.apiKey.scopes].sort()).toEqual([...ALL_SCOPES].sort());
+    expect(output.apiKey.scopes).toHaveLength(ALL_SCOPES.length);
+    expectAbout(output.apiKey.expiresAt, before + 365 * DAY_MS);
+
+    account = output.account;
+    primaryKey = output.apiKey.key;
+
+    const db = new SQLite(dbPath, { readonly: true });
+    try {
+      const row = db.prepare('select name, email from accounts where id = ?').get(account.id) as { name: string; email: string } | undefined;
+      expect(row).toEqual({ name: 'Acme', email: 'a@example.com' });
+      const keyRow = db.prepare('select * from api_keys where id = ?').get(output.apiKey.id) as Record<string, unknown>;
+      // The secret is stored only as a hash.
+      expect(JSON.stringify(keyRow)).not.toContain(primaryKey);
+      expect(JSON.stringify(keyRow)).not.toContain(primaryKey.slice(4));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('accounts create --expires-in-days 7 issues a key for 7 days', async () => {
+    const before = Date.now();
+    const result = await cli('accounts', 'create', '--name', 'Short', '--expires-in-days', '7', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    const output = parseSingleJson(result.stdout);
+    expect(Object.keys(output.apiKey).sort()).toEqual(API_KEY_FIELDS);
+    expect(output.account.name).toBe('Short');
+    expect([...output.apiKey.scopes].sort()).toEqual([...ALL_SCOPES].sort());
+    expectAbout(output.apiKey.expiresAt, before + 7 * DAY_MS);
+  });
+
+  it('keys issue --json prints the key with the scopes asked for', async () => {
+    const before = Date.now();
+    const result = await cli('keys', 'issue', '--account', account.id, '--name', 'ci', '--scopes', 'resources:read,events:read', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    const output = parseSingleJson(result.stdout);
+    expect(Object.keys(output)).toEqual(['apiKey']);
+    expect(Object.keys(output.apiKey).sort()).toEqual(API_KEY_FIELDS);
+    expect(output.apiKey.id).toMatch(/^key_/);
+    expect(output.apiKey.name).toBe('ci');
+    expect(output.apiKey.key).toMatch(/^ddk_/);
+    expect(output.apiKey.key).not.toBe(primaryKey);
+    expect([...output.apiKey.scopes].sort()).toEqual(['events:read', 'resources:read']);
+    expectAbout(output.apiKey.expiresAt, before + 365 * DAY_MS);
+    scopedKey = output.apiKey.key;
+  });
+
+  it('keys issue with an unknown scope fails with a message on stderr and issues nothing', async () => {
+    const keysBefore = count('api_keys');
+    const result = await cli('keys', 'issue', '--account', account.id, '--name', 'bad', '--scopes', 'resources:read,bogus:scope', '--json');
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain('bogus:scope');
+    expect(result.stdout).not.toContain('ddk_');
+    expect(count('api_keys')).toBe(keysBefore);
+  });
+
+  it('keys issue without --name exits 2 (usage error)', async () => {
+    const keysBefore = count('api_keys');
+    const result = await cli('keys', 'issue', '--account', account.id, '--json');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--name');
+    expect(result.stdout).not.toContain('ddk_');
+    expect(count('api_keys')).toBe(keysBefore);
+  });
+
+  it('keys issue for an unknown account fails and issues nothing', async () => {
+    const keysBefore = count('api_keys');
+    const result = await cli('keys', 'issue', '--account', 'acc_doesnotexist0000000000', '--name', 'ci', '--json');
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain('acc_doesnotexist0000000000');
+    expect(result.stdout).not.toContain('ddk_');
+    expect(count('api_keys')).toBe(keysBefore);
+  });
+
+  it('--database-url overrides DATABASE_URL', async () => {
+    const other = join(workDir, 'flag', 'other.db');
+    const result = await cli('migrate', '--database-url', `sqlite:${other}`);
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(other)).toBe(true);
+  });
+
+  it('rejects --expires-in-days out of range and unknown commands as usage errors', async () => {
+    const zero = await cli('keys', 'issue', '--account', account.id, '--name', 'x', '--expires-in-days', '0', '--json');
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain('--expires-in-days');
+    const unknown = await cli('frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('frobnicate');
+  });
+
+  describe('serve', () => {
+    let server: ServerProcess;
+    let baseUrl: string;
+    let authenticatedRequests = 0;
+    let inFlightKey: string | undefined;
+
+    beforeAll(async () => {
+      // A long flush interval: usage can reach the database only through the flush at shutdown.
+      server = new ServerProcess({ ...env, PORT: '0', LOG_LEVEL: 'info', USAGE_FLUSH_INTERVAL_MS: '600000' }, workDir);
+      baseUrl = await server.listening();
+    });
+
+    afterAll(() => {
+      if (server && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    });
+
+    it('answers /health over real HTTP on the port it logged', async () => {
+      const response = await fetch(`${baseUrl}/health`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ status: 'ok' });
+      const ready = await fetch(`${baseUrl}/api/v1/health`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: { status: 'ok' } } });
+    });
+
+    it('accepts the key made by the CLI as a Bearer credential and as X-API-Key', async () => {
+      const bearer = await fetch(`${baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${primaryKey}` } });
+      authenticatedRequests++;
+      expect(bearer.status).toBe(200);
+      const me = (await bearer.json()) as any;
+      expect(me.account).toEqual(account);
+      expect(me.credential.kind).toBe('api_key');
+      expect([...me.credential.scopes].sort()).toEqual([...ALL_SCOPES].sort());
+      expect(me.api).toEqual({ name: 'Developer Data Service API', version: '1.3.0' });
+
+      const header = await fetch(`${baseUrl}/api/v1/auth/me`, { headers: { 'x-api-key': primaryKey } });
+      authenticatedRequests++;
+      expect(header.status).toBe(200);
+      expect(((await header.json()) as any).account.id).toBe(account.id);
+
+      const scoped = await fetch(`${baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${scopedKey}` } });
+      authenticatedRequests++;
+      expect(scoped.status).toBe(200);
+      expect([...((await scoped.json()) as any).credential.scopes].sort()).toEqual(['events:read', 'resources:read']);
+
+      const forbidden = await fetch(`${baseUrl}/api/v1/keys`, { headers: { authorization: `Bearer ${scopedKey}` } });
+      authenticatedRequests++;
+      expect(forbidden.status).toBe(403);
+      await forbidden.arrayBuffer();
+    });
+
+    it('writes one request log line per request, carrying the response X-Request-Id', async () => {
+      const generated = await fetch(`${baseUrl}/api/v1/auth/me`, { headers: { 'x-api-key': primaryKey } });
+      authenticatedRequests++;
+      expect(generated.status).toBe(200);
+      await generated.arrayBuffer();
+      const generatedId = generated.headers.get('x-request-id');
+      expect(generatedId).toMatch(/^req_/);
+
+      const chosen = await fetch(`${baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${primaryKey}`, 'x-request-id': 'e2e-trace-42' } });
+      authenticatedRequests++;
+      expect(chosen.status).toBe(200);
+      await chosen.arrayBuffer();
+      expect(chosen.headers.get('x-request-id')).toBe('e2e-trace-42');
+
+      for (const id of [generatedId, 'e2e-trace-42']) {
+        const line = await server.waitForLog((entry) => entry.requestId === id && entry.msg === 'request completed', `the log line of ${id}`);
+        expect(line).toMatchObject({ requestId: id, method: 'GET', url: '/api/v1/auth/me', statusCode: 200 });
+        expect(server.logLines().filter((entry) => entry.requestId === id && entry.msg === 'request completed')).toHaveLength(1);
+      }
+    });
+
+    it('with PORT=0 and no BASE_URL, advertises the port it chose as its base address', async () => {
+      // BASE_URL defaults to http://localhost:$PORT (decisions §1); PORT=0 means "any free port", so
+      // the public base address (OpenAPI servers, OAuth endpoints and issuer) must name the chosen one.
+      const port = new URL(baseUrl).port;
+      const response = await fetch(`${baseUrl}/openapi.json`);
+      expect(response.status).toBe(200);
+      const document = (await response.json()) as any;
+      expect(document.servers?.[0]?.url).toBe(`http://localhost:${port}`);
+      expect(document.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe(`http://localhost:${port}/oauth/token`);
+    });
+
+    it('never writes a key secret to its output', async () => {
+      // Make sure the log lines of every request above are written before looking.
+      await fetch(`${baseUrl}/health`, { headers: { 'x-request-id': 'e2e-log-barrier' } }).then((response) => response.arrayBuffer());
+      await server.waitForLog((entry) => entry.requestId === 'e2e-log-barrier', 'the barrier request log line');
+      for (const secret of [primaryKey, scopedKey]) {
+        expect(server.output).not.toContain(secret);
+        expect(server.output).not.toContain(secret.slice('ddk_'.length));
+      }
+    });
+
+    it('finishes a request in flight at SIGTERM, then exits 0 having flushed usage to the database', async () => {
+      const body = JSON.stringify({ name: 'in-flight', scopes: ['resources:read'] });
+      // `Expect: 100-continue` makes the handover deterministic: the server answers "100 Continue" in
+      // the same tick it accepts and routes the request, and only then is the signal sent; the body
+      // follows once the server has logged that it is shutting down.
+      const response = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolvePromise, reject) => {
+        const request = httpRequest(`${baseUrl}/api/v1/keys`, {
+          method: 'POST',
+          headers: {
+            'x-api-key': primaryKey,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            expect: '100-continue',
+            connection: 'close',
+          },
+        });
+        request.once('error', reject);
+        request.once('continue', () => {
+          server.child.kill('SIGTERM');
+          server
+            .waitForLog((entry) => entry.signal === 'SIGTERM', 'the shutdown log line')
+            .then(() => request.end(body), reject);
+        });
+        request.once('response', (incoming) => {
+          let text = '';
+          incoming.setEncoding('utf8');
+          incoming.on('data', (chunk: string) => (text += chunk));
+          incoming.once('end', () => resolvePromise({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: text }));
+          incoming.once('error', reject);
+        });
+        request.flushHeaders();
+      });
+      authenticatedRequests++;
+      expect(response.status, response.body).toBe(201);
+      const created = JSON.parse(response.body);
+      expect(created.name).toBe('in-flight');
+      expect(created.key).toMatch(/^ddk_/);
+      inFlightKey = created.key;
+
+      const exit = await server.exitWithin(5000);
+      expect(exit).toEqual({ code: 0, signal: null });
+
+      // No new connections once it has gone.
+      await expect(fetch(`${baseUrl}/health`)).rejects.toThrow();
+
+      const db = new SQLite(dbPath, { readonly: true });
+      try {
+        const key = db.prepare('select name, scopes from api_keys where name = ? and account_id = ?').get('in-flight', account.id);
+        expect(key).toBeDefined();
+        const usage = db.prepare('select day, requests, errors from usage_daily where account_id = ?').all(account.id) as Array<{
+          day: string;
+          requests: number;
+          errors: number;
+        }>;
+        expect(usage.length).toBeGreaterThanOrEqual(1);
+        const total = usage.reduce((sum, row) => sum + Number(row.requests), 0);
+        expect(total).toBeGreaterThanOrEqual(authenticatedRequests);
+        expect(usage.reduce((sum, row) => sum + Number(row.errors), 0)).toBeGreaterThanOrEqual(1); // the 403
+        const lastUsed = db.prepare('select last_used_at from api_keys where account_id = ? and name = ?').all(account.id, 'ci') as Array<{
+          last_used_at: string | null;
+        }>;
+        expect(lastUsed[0]?.last_used_at).toMatch(ISO_MS);
+      } finally {
+        db.close();
+      }
+    });
+
+    it('did not write any secret to its output, shutdown included', () => {
+      expect(server.child.exitCode).toBe(0);
+      for (const secret of [primaryKey, scopedKey, inFlightKey]) {
+        expect(secret).toBeDefined();
+        expect(server.output).not.toContain(secret!);
+        expect(server.output).not.toContain(secret!.slice('ddk_'.length));
+      }
+    });
+  });
+});
+
+describe('default configuration', () => {
+  it('npm start runs the built CLI, and the bin is dist/cli.js', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    expect(pkg.scripts.start).toBe('node dist/cli.js serve');
+    expect(pkg.bin).toEqual({ devdata: 'dist/cli.js' });
+    expect(pkg.scripts.prepare).toMatch(/build/);
+  });
+
+  it('without DATABASE_URL, serve creates ./data/devdata.db under its working directory', async () => {
+    const cwd = mkdtempSync(join(workDir, 'default-'));
+    expect(existsSync(join(cwd, 'data'))).toBe(false);
+    const server = new ServerProcess(cleanEnv({ PORT: '0' }), cwd);
+    try {
+      const baseUrl = await server.listening();
+      expect(statSync(join(cwd, 'data')).isDirectory()).toBe(true);
+      expect(statSync(join(cwd, 'data', 'devdata.db')).isFile()).toBe(true);
+
+      const ready = await fetch(`${baseUrl}/api/v1/health`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { storage: { status: 'ok' } } });
+
+      // The default log level is info: the listening line was printed, as JSON.
+      expect(server.logLines().some((entry) => typeof entry.msg === 'string' && entry.msg.includes('listening'))).toBe(true);
+
+      server.child.kill('SIGTERM');
+      expect(await server.exitWithin(5000)).toEqual({ code: 0, signal: null });
+
+      // Migrations were applied to that file.
+      const db = new SQLite(join(cwd, 'data', 'devdata.db'), { readonly: true });
+      try {
+        const tables = (db.prepare(`select name from sqlite_master where type = 'table'`).all() as Array<{ name: string }>).map((row) => row.name);
+        expect(tables).toEqual(expect.arrayContaining(['accounts', 'api_keys']));
+      } finally {
+        db.close();
+      }
+    } finally {
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    }
+  });
+});
