@@ -2,14 +2,15 @@
 // the CLI and the tests all build the same context.
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './platform/clock.js';
-import { InMemoryRateLimitCounter, RateLimiter } from './platform/rate-limit.js';
+import { InProcessRateLimitCounter, RateLimiter } from './platform/rate-limit.js';
 import { openStorage, type Storage } from './storage/database.js';
 import { AccountsService } from './areas/accounts/service.js';
 import { AuditService } from './areas/audit/service.js';
 import { KeysService } from './areas/keys/service.js';
 import { SystemService } from './areas/system/service.js';
 import { UsageService } from './areas/usage/service.js';
-import { InProcessEventBus } from './areas/events/bus.js';
+import { InProcessEventBus, NotifyingEventBus, type EventBus } from './areas/events/bus.js';
+import { StoredRateLimitCounter } from './storage/rate-limit-counter.js';
 import { EventsService } from './areas/events/service.js';
 import { ResourcesService } from './areas/resources/service.js';
 
@@ -49,7 +50,15 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const { db } = storage;
   const audit = new AuditService(db, clock);
   const usage = new UsageService(db, clock);
-  const events = new EventsService(db, clock, config.eventRetention, new InProcessEventBus(), usage);
+  // One process (SQLite) keeps shared state in memory; several (PostgreSQL) share it through storage.
+  let bus: EventBus = new InProcessEventBus();
+  if (storage.notifications) {
+    const notifying = new NotifyingEventBus(db, storage.notifications);
+    await notifying.start();
+    bus = notifying;
+  }
+  const counter = storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter();
+  const events = new EventsService(db, clock, config.eventRetention, bus, usage);
   const services: Services = {
     audit,
     accounts: new AccountsService(db, clock, audit),
@@ -64,9 +73,9 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     clock,
     storage,
     services,
-    rateLimiter: new RateLimiter(new InMemoryRateLimitCounter(), clock),
+    rateLimiter: new RateLimiter(counter, clock),
     async close() {
-      await events.bus.close();
+      await bus.close();
       await storage.close();
     },
   };

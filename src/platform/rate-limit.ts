@@ -9,7 +9,7 @@ export interface RateLimitCounter {
   hit(key: string, windowStart: number, increment: boolean): Promise<number>;
 }
 
-export class InMemoryRateLimitCounter implements RateLimitCounter {
+export class InProcessRateLimitCounter implements RateLimitCounter {
   private window = 0;
   private counts = new Map<string, number>();
 
@@ -34,6 +34,9 @@ export interface RateLimitDecision {
 }
 
 export class RateLimiter {
+  /** Counts in this process while the shared counter cannot be reached, so an outage is not a 500. */
+  private readonly fallback = new InProcessRateLimitCounter();
+
   constructor(
     private readonly counter: RateLimitCounter,
     private readonly clock: Clock,
@@ -42,7 +45,13 @@ export class RateLimiter {
   async check(key: string, limit: number, increment: boolean): Promise<RateLimitDecision> {
     const now = this.clock.now().getTime();
     const windowStart = now - (now % WINDOW_MS);
-    const count = await this.counter.hit(key, windowStart, increment);
+    let count: number;
+    try {
+      count = await this.counter.hit(key, windowStart, increment);
+    } catch {
+      // Storage is down: readiness reports it; requests are still limited, per process.
+      count = await this.fallback.hit(key, windowStart, increment);
+    }
     return {
       allowed: count <= limit,
       limit,

@@ -6,12 +6,15 @@ import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { PostgresNotifications, type Notifications } from './notifications.js';
 
 export type Backend = 'sqlite' | 'postgres';
 
 export interface Storage {
   db: Kysely<Database>;
   backend: Backend;
+  /** Cross-process notifications; only PostgreSQL has them (SQLite serves one process). */
+  notifications: Notifications | undefined;
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
   /** A lightweight read of a real table, for readiness checks. */
@@ -42,12 +45,18 @@ function openPostgres(url: string): Kysely<Database> {
 export function openStorage(databaseUrl: string): Storage {
   const backend: Backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
   const db = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl);
+  const notifications = backend === 'postgres' ? new PostgresNotifications(databaseUrl) : undefined;
   return {
     db,
     backend,
+    notifications,
     async migrate() {
       // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
-      const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+      // On PostgreSQL its tables go in the current schema, named explicitly: otherwise the migrator
+      // would take another schema's migration table for its own.
+      const migrationTableSchema =
+        backend === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+      const { error, results } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema }).migrateToLatest();
       const failed = results?.find((result) => result.status === 'Error');
       if (error) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, { cause: error });
     },
@@ -55,6 +64,7 @@ export function openStorage(databaseUrl: string): Storage {
       await sql`select id from accounts limit 1`.execute(db);
     },
     async close() {
+      await notifications?.close();
       await db.destroy();
     },
   };

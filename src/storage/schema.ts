@@ -85,6 +85,13 @@ export interface EventsTable {
   created_at: string;
 }
 
+export interface RateLimitWindowsTable {
+  key: string;
+  /** Start of the one-minute window, epoch milliseconds. */
+  window_start: number;
+  count: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -93,6 +100,7 @@ export interface Database {
   resources: ResourcesTable;
   resource_tags: ResourceTagsTable;
   events: EventsTable;
+  rate_limit_windows: RateLimitWindowsTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

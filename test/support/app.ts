@@ -1,10 +1,12 @@
 // The test harness: the real app on a fresh database, requests through inject() or a real
 // socket, accounts provisioned the way the operator CLI does it, and every response checked
 // against the app's own OpenAPI document when the file's tests finish.
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, listen } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { ManualClock, type Clock } from '../../src/platform/clock.js';
 import type { Scope } from '../../src/platform/scopes.js';
@@ -41,6 +43,29 @@ export interface TestAccount {
   key: string;
 }
 
+/**
+ * The database of one test app: in-memory SQLite, or with TEST_DATABASE_URL=postgres://… a fresh
+ * schema of that database (dropped on close), so test files run side by side without sharing rows.
+ */
+async function testDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base?.startsWith('postgres')) return { url: base ?? 'sqlite::memory:', drop: async () => {} };
+  const schema = `test_${randomBytes(8).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create schema ${schema}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => admin(`drop schema ${schema} cascade`) };
+}
+
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'sqlite::memory:',
@@ -59,12 +84,14 @@ export class TestApp {
   private constructor(
     readonly app: FastifyInstance,
     readonly config: Config,
+    private readonly dropDatabase: () => Promise<void>,
   ) {}
 
   static async start(options: TestAppOptions = {}): Promise<TestApp> {
-    const config = testConfig(options.env);
+    const database = options.env?.DATABASE_URL ? { url: options.env.DATABASE_URL, drop: async () => {} } : await testDatabase();
+    const config = testConfig({ ...options.env, DATABASE_URL: database.url });
     const app = await buildApp(config, { clock: options.clock, logger: false });
-    const testApp = new TestApp(app, config);
+    const testApp = new TestApp(app, config, database.drop);
     app.addHook('onSend', async (request, reply, payload) => {
       testApp.responses.push({
         method: request.method,
@@ -121,7 +148,7 @@ export class TestApp {
 
   /** Listens on a free loopback port and returns the base URL. */
   async listen(): Promise<string> {
-    await this.app.listen({ port: 0, host: '127.0.0.1' });
+    await listen(this.app, this.config, { port: 0, host: '127.0.0.1' });
     return `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
   }
 
@@ -129,6 +156,7 @@ export class TestApp {
   async close(): Promise<void> {
     const document = this.app.swagger() as ConstructorParameters<typeof ContractChecker>[0];
     await this.app.close();
+    await this.dropDatabase();
     const checker = new ContractChecker(document);
     const problems = this.responses.flatMap((response) => checker.check(response));
     if (problems.length > 0) throw new Error(`responses that do not match /openapi.json:\n${[...new Set(problems)].join('\n')}`);

@@ -1,15 +1,23 @@
-// Fan-out of committed events to live streams. In one process an in-memory map of listeners;
-// several processes need a shared implementation (PostgreSQL LISTEN/NOTIFY) behind the same
-// interface. Listeners must tolerate gaps and repeats: a stream re-reads the log whenever an
-// event's id is not the one it expects, so a lost or reordered notification never loses an event.
+// Fan-out of committed events to live streams. One process: an in-memory map of listeners.
+// Several processes (PostgreSQL): the same, plus a notification sent inside each writing
+// transaction; a process that hears of events it did not write reads them from the log once and
+// hands them to its listeners. Listeners tolerate gaps and repeats (a stream re-reads the log when
+// an id is not the one it expects), and the bus also polls the log, so a lost notification delays
+// an event by at most one poll interval but never loses it.
+import type { Kysely } from 'kysely';
+import type { Database, Executor } from '../../storage/schema.js';
+import type { Notifications } from '../../storage/notifications.js';
 import type { Event } from './service.js';
+import { listEvents, newestEventIds } from './store.js';
 
 export type EventListener = (event: Event) => void;
 
 export interface EventBus {
   /** Calls `listener` with each event committed for the account from now on; returns unsubscribe. */
   subscribe(accountId: string, listener: EventListener): () => void;
-  /** Announces events that have just been committed, in id order. */
+  /** Inside the writing transaction: tells other processes, once it commits, that events exist. */
+  announce(exec: Executor, accountId: string, events: readonly Event[]): Promise<void>;
+  /** After commit: hands the events to this process's listeners, in id order. */
   publish(accountId: string, events: readonly Event[]): void;
   close(): Promise<void>;
 }
@@ -30,13 +38,105 @@ export class InProcessEventBus implements EventBus {
     };
   }
 
+  async announce(): Promise<void> {}
+
   publish(accountId: string, events: readonly Event[]): void {
     const set = this.listeners.get(accountId);
     if (!set) return;
     for (const event of events) for (const listener of set) listener(event);
   }
 
+  accountsWithListeners(): string[] {
+    return [...this.listeners.keys()];
+  }
+
   async close(): Promise<void> {
     this.listeners.clear();
+  }
+}
+
+const CHANNEL = 'devdata_events';
+const FETCH_PAGE = 1000;
+
+export class NotifyingEventBus implements EventBus {
+  private readonly local = new InProcessEventBus();
+  /** Per account with listeners: the newest id handed to them, and the fetch in progress. */
+  private readonly delivered = new Map<string, number>();
+  private readonly fetching = new Map<string, Promise<void>>();
+  private readonly pollTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly notifications: Notifications,
+    pollIntervalMs = 1000,
+  ) {
+    this.pollTimer = setInterval(() => void this.poll(), pollIntervalMs);
+    this.pollTimer.unref();
+  }
+
+  async start(): Promise<void> {
+    await this.notifications.listen(
+      CHANNEL,
+      (payload) => {
+        const [accountId = '', upTo = '0'] = payload.split(' ');
+        this.catchUp(accountId, Number(upTo));
+      },
+      () => void this.poll(),
+    );
+  }
+
+  subscribe(accountId: string, listener: EventListener): () => void {
+    return this.local.subscribe(accountId, listener);
+  }
+
+  async announce(exec: Executor, accountId: string, events: readonly Event[]): Promise<void> {
+    const last = events.at(-1);
+    if (last) await this.notifications.notify(exec, CHANNEL, `${accountId} ${last.id}`);
+  }
+
+  publish(accountId: string, events: readonly Event[]): void {
+    const last = events.at(-1);
+    if (last && last.id > (this.delivered.get(accountId) ?? 0)) this.delivered.set(accountId, last.id);
+    this.local.publish(accountId, events);
+  }
+
+  /** Reads events up to `upTo` that this process's listeners have not been handed, once per account. */
+  private catchUp(accountId: string, upTo: number): void {
+    if (!this.local.accountsWithListeners().includes(accountId)) return;
+    const previous = this.fetching.get(accountId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      let after = this.delivered.get(accountId) ?? upTo - 1;
+      while (after < upTo) {
+        const events = await listEvents(this.db, accountId, { after, upTo, limit: FETCH_PAGE });
+        if (events.length === 0) break;
+        this.publish(accountId, events);
+        after = (events.at(-1) as Event).id;
+      }
+    });
+    const settled = next.catch(() => undefined);
+    this.fetching.set(accountId, settled);
+    void settled.then(() => {
+      if (this.fetching.get(accountId) === settled) this.fetching.delete(accountId);
+    });
+  }
+
+  /** The fallback: compares the log's newest ids with what listeners have had. */
+  private async poll(): Promise<void> {
+    const accounts = this.local.accountsWithListeners();
+    if (accounts.length === 0) return;
+    try {
+      for (const [accountId, newest] of await newestEventIds(this.db, accounts)) {
+        if (newest > (this.delivered.get(accountId) ?? newest)) this.catchUp(accountId, newest);
+        else if (!this.delivered.has(accountId)) this.delivered.set(accountId, newest);
+      }
+    } catch {
+      // Storage trouble: the next poll tries again.
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.pollTimer);
+    await this.notifications.close();
+    await this.local.close();
   }
 }

@@ -65,6 +65,7 @@ export class EventsService {
       };
       const value = await work(writer);
       if (appended.length === 0) throw new Error('an event transaction committed no event');
+      await this.bus.announce(trx, accountId, appended);
       return value;
     });
     this.usage.count(accountId, { eventsCreated: appended.length });

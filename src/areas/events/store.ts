@@ -51,3 +51,10 @@ export async function deleteEventsUpTo(db: Executor, accountId: string, upTo: nu
   const result = await db.deleteFrom('events').where('account_id', '=', accountId).where('id', '<=', upTo).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Newest event id of each of these accounts. */
+export async function newestEventIds(db: Executor, accountIds: string[]): Promise<Map<string, number>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await db.selectFrom('accounts').select(['id', 'event_seq']).where('id', 'in', accountIds).execute();
+  return new Map(rows.map((row) => [row.id, Number(row.event_seq)]));
+}

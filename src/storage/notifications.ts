@@ -1,0 +1,73 @@
+// Cross-process notifications over PostgreSQL LISTEN/NOTIFY. A notification sent inside a
+// transaction is delivered when (and only if) it commits, to every listening process.
+import pg from 'pg';
+import { sql } from 'kysely';
+import type { Executor } from './schema.js';
+
+export interface Notifications {
+  /** Queues `payload` on `channel`; listeners get it when `exec`'s transaction commits. */
+  notify(exec: Executor, channel: string, payload: string): Promise<void>;
+  /**
+   * Calls `onMessage` for each notification. The connection is re-established after a failure,
+   * and `onReconnect` is called then: notifications sent meanwhile are lost, so the caller re-reads.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+const RECONNECT_DELAY_MS = 1000;
+
+export class PostgresNotifications implements Notifications {
+  private client: pg.Client | undefined;
+  private readonly channels = new Map<string, { onMessage: (payload: string) => void; onReconnect: () => void }>();
+  private closed = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly connectionString: string) {}
+
+  async notify(exec: Executor, channel: string, payload: string): Promise<void> {
+    await sql`select pg_notify(${channel}, ${payload})`.execute(exec);
+  }
+
+  async listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void): Promise<void> {
+    this.channels.set(channel, { onMessage, onReconnect });
+    if (!this.client) await this.connect();
+    else await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString });
+    client.on('notification', (message) => this.channels.get(message.channel)?.onMessage(message.payload ?? ''));
+    const lost = () => {
+      if (this.client === client) this.scheduleReconnect();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    await client.connect();
+    for (const channel of this.channels.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    this.client = client;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    this.client = undefined;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect().then(
+        () => {
+          for (const { onReconnect } of this.channels.values()) onReconnect();
+        },
+        () => this.scheduleReconnect(),
+      );
+    }, RECONNECT_DELAY_MS);
+    this.reconnectTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+}
