@@ -105,7 +105,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     { name: 'homeAssistant', description: 'Resource snapshots with an event cursor for Home Assistant' },
   ];
   await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [...EVENT_TYPES] });
-  await app.register(keyRoutes, { keys: services.keys, accounts: services.accounts });
+  await app.register(keyRoutes, { keys: services.keys });
   await app.register(auditRoutes, { audit: services.audit });
   await app.register(usageRoutes, { usage: services.usage });
   const streams = new StreamHub(services.events, config.streamLimitPerAccount);

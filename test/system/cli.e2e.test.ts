@@ -1,16 +1,13 @@
 // End to end through the built operator CLI (decisions §1): `node dist/cli.js …` as a child
 // process on a temporary SQLite file, and the server it starts called over real HTTP.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = join(ROOT, 'dist', 'cli.js');
+import { CLI, cleanEnv, killAll, ROOT, run, ServerProcess } from '../support/processes.js';
 
 const ALL_SCOPES = [
   'resources:read',
@@ -26,173 +23,6 @@ const ALL_SCOPES = [
 ];
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-// Every variable the service reads, removed from the inherited environment so the tests decide.
-const CONFIG_VARIABLES = [
-  'PORT',
-  'HOST',
-  'BASE_URL',
-  'DATABASE_URL',
-  'RATE_LIMIT_PER_MINUTE',
-  'RATE_LIMIT_ANON_PER_MINUTE',
-  'EVENT_RETENTION',
-  'WEBHOOK_RETRY_SCHEDULE',
-  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'ACCESS_TOKEN_TTL_SECONDS',
-  'SIGNUP_CAPACITY',
-  'STREAM_LIMIT_PER_ACCOUNT',
-  'SECRETS_KEY',
-  'LOG_LEVEL',
-  'TRUST_PROXY',
-  'USAGE_FLUSH_INTERVAL_MS',
-];
-
-function cleanEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of CONFIG_VARIABLES) delete env[name];
-  return { ...env, ...overrides };
-}
-
-interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-const spawned = new Set<ChildProcess>();
-
-function track(child: ChildProcess): ChildProcess {
-  spawned.add(child);
-  child.once('exit', () => spawned.delete(child));
-  return child;
-}
-
-function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = track(spawn(command, args, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 20_000);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise({ code, signal, stdout, stderr });
-    });
-  });
-}
-
-/** A `devdata serve` process: its output captured, its log lines parsed, its exit awaited. */
-class ServerProcess {
-  readonly child: ChildProcess;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private waiters: Array<() => void> = [];
-
-  constructor(env: NodeJS.ProcessEnv, cwd: string) {
-    this.child = track(spawn(process.execPath, [CLI, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }));
-    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stdout += chunk;
-      this.notify();
-    });
-    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderr += chunk;
-      this.notify();
-    });
-    this.exited = new Promise((resolvePromise) => {
-      this.child.once('exit', (code, signal) => {
-        resolvePromise({ code, signal });
-        this.notify();
-      });
-    });
-  }
-
-  private notify(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-
-  get output(): string {
-    return this.stdout + this.stderr;
-  }
-
-  /** Complete JSON log lines written to stdout so far. */
-  logLines(): Array<Record<string, unknown>> {
-    return this.stdout
-      .split('\n')
-      .filter((line) => line.trim().startsWith('{') && line.trim().endsWith('}'))
-      .map((line) => {
-        try {
-          return JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          return {};
-        }
-      });
-  }
-
-  /** Resolves with the first log line that matches, failing after `timeoutMs` or if the process exits first. */
-  async waitForLog(match: (line: Record<string, unknown>) => boolean, what: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.logLines().find(match);
-      if (found) return found;
-      if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(`server exited before logging ${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error(`timed out waiting for ${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
-      await new Promise<void>((resolvePromise) => {
-        const timer = setTimeout(resolvePromise, Math.min(remaining, 200));
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolvePromise();
-        });
-      });
-    }
-  }
-
-  /** Waits for the "listening" line and returns the base URL with the port the server chose. */
-  async listening(): Promise<string> {
-    const line = await this.waitForLog(
-      (entry) => typeof entry.port === 'number' || (typeof entry.msg === 'string' && /listening on/.test(entry.msg)),
-      'the listening log line',
-    );
-    let port = typeof line.port === 'number' ? line.port : undefined;
-    if (port === undefined) {
-      const match = /:(\d+)\s*$/.exec(String(line.msg));
-      port = match ? Number(match[1]) : undefined;
-    }
-    expect(port).toBeTypeOf('number');
-    expect(port).toBeGreaterThan(0);
-    return `http://127.0.0.1:${port}`;
-  }
-
-  /** Exit within `timeoutMs`, else fails (the afterAll hook kills it). */
-  async exitWithin(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([
-        this.exited,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`server did not exit within ${timeoutMs} ms\nstdout: ${this.stdout}\nstderr: ${this.stderr}`)),
-            timeoutMs,
-          );
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
 
 function parseSingleJson(stdout: string): any {
   const lines = stdout.split('\n').filter((line) => line.trim() !== '');
@@ -210,17 +40,12 @@ const API_KEY_FIELDS = ['expiresAt', 'id', 'key', 'name', 'scopes'];
 let workDir: string;
 
 beforeAll(async () => {
-  const build = await run('npm', ['run', 'build'], { timeoutMs: 120_000 });
-  if (build.code !== 0) throw new Error(`npm run build failed (${build.code}):\n${build.stdout}\n${build.stderr}`);
   expect(existsSync(CLI)).toBe(true);
   workDir = mkdtempSync(join(tmpdir(), 'devdata-cli-'));
 }, 180_000);
 
 afterAll(async () => {
-  for (const child of spawned) child.kill('SIGKILL');
-  await Promise.all(
-    [...spawned].map((child) => new Promise<void>((resolvePromise) => (child.exitCode !== null ? resolvePromise() : child.once('exit', () => resolvePromise())))),
-  );
+  await killAll();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 

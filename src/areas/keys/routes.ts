@@ -4,7 +4,6 @@ import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { API_NAME, API_VERSION } from '../../platform/openapi.js';
 import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import type { AccountsService } from '../accounts/service.js';
 import { actorOf, DEFAULT_KEY_DAYS, type KeysService } from './service.js';
 
 const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
@@ -56,7 +55,7 @@ const CreateKeyBody = Type.Object(
 
 export const keySchemas = [ApiKey, CreatedApiKey, CredentialSummary];
 
-export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService; accounts: AccountsService }> = async (app, { keys }) => {
+export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async (app, { keys }) => {
   app.get(
     '/api/v1/auth/me',
     { schema: { summary: 'Describe the calling credential', tags: ['keys'], response: { 200: ref('CredentialSummary') } } },

@@ -18,7 +18,7 @@ export class SystemService {
 
   constructor(
     private readonly storage: Storage,
-    private readonly clock: Clock,
+    clock: Clock,
   ) {
     this.startedAt = clock.now();
   }
