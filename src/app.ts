@@ -108,7 +108,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(keyRoutes, { keys: services.keys });
   await app.register(auditRoutes, { audit: services.audit });
   await app.register(usageRoutes, { usage: services.usage });
-  const streams = new StreamHub(services.events, config.streamLimitPerAccount);
+  // A stream lives as long as its credential: checked at every heartbeat, and at once on a revocation here.
+  const streams = new StreamHub(services.events, config.streamLimitPerAccount, async (credentials) => {
+    const now = context.clock.now().toISOString();
+    const usableKeys = await services.keys.usableIds(credentials.filter((c) => c.kind === 'api_key').map((c) => c.id));
+    return new Set(credentials.filter((c) => c.expiresAt > now && (c.kind !== 'api_key' || usableKeys.has(c.id))).map((c) => c.id));
+  });
+  services.keys.onRevoked(async (_exec, key) => streams.closeFor(key.id));
   await app.register(resourceRoutes, { resources: services.resources });
   await app.register(eventRoutes, { events: services.events, streams });
   await app.register(integrationRoutes, { resources: services.resources, clock: context.clock, installationId: () => null });

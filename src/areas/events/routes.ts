@@ -105,11 +105,12 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
       },
     },
     async (request, reply) => {
-      const { accountId } = credentialOf(request);
+      const credential = credentialOf(request);
+      const { accountId } = credential;
       const requested = streamCursor(request.headers['last-event-id'], request.query.after);
       // With a cursor, an expired one is refused before the stream starts; without one, it starts now.
       const after = requested === undefined ? await events.newestId(accountId) : (await events.checkCursor(accountId, requested), requested);
-      await streams.open(reply, { accountId, after, type: parseTypeFilter(request.query.type) });
+      await streams.open(reply, { credential, after, type: parseTypeFilter(request.query.type) });
       return reply;
     },
   );

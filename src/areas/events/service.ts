@@ -32,7 +32,13 @@ export interface EventWriter {
   append(type: string, data: Record<string, unknown>): Promise<Event>;
 }
 
+/** Runs inside the writing transaction with the events it appended (e.g. the webhook outbox). */
+export type AppendHook = (exec: Executor, accountId: string, events: readonly Event[]) => Promise<void>;
+
 export class EventsService {
+  private readonly appendHooks: AppendHook[] = [];
+  private readonly commitListeners: Array<() => void> = [];
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -40,6 +46,15 @@ export class EventsService {
     readonly bus: EventBus,
     private readonly usage: UsageService,
   ) {}
+
+  onAppend(hook: AppendHook): void {
+    this.appendHooks.push(hook);
+  }
+
+  /** Called after each commit of events (wakes the webhook dispatcher). */
+  onCommit(listener: () => void): void {
+    this.commitListeners.push(listener);
+  }
 
   /**
    * Runs `work` in a transaction that writes at least one event. The account's event counter is
@@ -65,11 +80,13 @@ export class EventsService {
       };
       const value = await work(writer);
       if (appended.length === 0) throw new Error('an event transaction committed no event');
+      for (const hook of this.appendHooks) await hook(trx, accountId, appended);
       await this.bus.announce(trx, accountId, appended);
       return value;
     });
     this.usage.count(accountId, { eventsCreated: appended.length });
     this.bus.publish(accountId, appended);
+    for (const listener of this.commitListeners) listener();
     return result;
   }
 

@@ -4,7 +4,8 @@
 // log up to that id. So the seam between replay and live has no gap and no duplicate, whatever
 // order notifications arrive in.
 import type { ServerResponse } from 'node:http';
-import type { FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Credential } from '../../platform/credential.js';
 import { ApiError } from '../../platform/errors.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import type { Event, EventsService } from './service.js';
@@ -27,6 +28,8 @@ function frameOf(event: Event): string {
 
 class EventStream {
   private lastSeen = 0;
+  /** The id last written in a message, so a filtered stream can move its resume point on. */
+  private lastSentId = 0;
   private catchingUp = true;
   private readonly pending: Event[] = [];
   private unsubscribe: () => void = () => {};
@@ -34,11 +37,16 @@ class EventStream {
 
   constructor(
     private readonly events: EventsService,
-    readonly accountId: string,
+    readonly credential: Credential,
     private readonly type: TypeFilter | undefined,
     private readonly response: ServerResponse,
+    private readonly log: FastifyBaseLogger,
     private readonly onClose: () => void,
   ) {}
+
+  get accountId(): string {
+    return this.credential.accountId;
+  }
 
   async start(after: number): Promise<void> {
     this.unsubscribe = this.events.bus.subscribe(this.accountId, (event) => this.receive(event));
@@ -52,7 +60,9 @@ class EventStream {
   private receive(event: Event): void {
     if (this.closed) return;
     this.pending.push(event);
-    if (!this.catchingUp) void this.drain();
+    if (!this.catchingUp) {
+      this.drain().catch((error: unknown) => this.log.warn({ err: error }, 'event stream ended: reading the log failed'));
+    }
   }
 
   private async drain(): Promise<void> {
@@ -63,12 +73,13 @@ class EventStream {
         if (event.id <= this.lastSeen) continue;
         if (event.id === this.lastSeen + 1) {
           this.lastSeen = event.id;
-          if (matchesTypeFilter(event.type, this.type)) this.write(frameOf(event));
+          if (matchesTypeFilter(event.type, this.type)) this.send(event);
         } else {
           await this.replay(event.id);
         }
       }
     } catch (error) {
+      // The client reconnects with Last-Event-ID and replays what it missed.
       this.close();
       throw error;
     } finally {
@@ -80,8 +91,27 @@ class EventStream {
   private async replay(upTo: number): Promise<void> {
     while (!this.closed && this.lastSeen < upTo) {
       const page = await this.events.read(this.accountId, { after: this.lastSeen, upTo, limit: REPLAY_PAGE, type: this.type });
-      for (const event of page) this.write(frameOf(event));
+      for (const event of page) this.send(event);
       this.lastSeen = page.length < REPLAY_PAGE ? upTo : (page.at(-1) as Event).id;
+    }
+  }
+
+  private send(event: Event): void {
+    this.write(frameOf(event));
+    this.lastSentId = event.id;
+  }
+
+  /**
+   * A comment line keeps proxies and clients from timing out. A filtered stream also carries the
+   * id it has read up to (a message without data sets the client's Last-Event-ID and dispatches
+   * nothing), so a reconnect resumes from there rather than from an old match.
+   */
+  heartbeat(): void {
+    if (this.type && this.lastSeen > this.lastSentId && !this.catchingUp) {
+      this.write(`: keep-alive\nid: ${this.lastSeen}\n\n`);
+      this.lastSentId = this.lastSeen;
+    } else {
+      this.write(': keep-alive\n\n');
     }
   }
 
@@ -112,21 +142,42 @@ export class StreamHub {
   constructor(
     private readonly events: EventsService,
     private readonly limitPerAccount: number,
+    /** The ids, among these credentials, that are still valid (not revoked, not expired). */
+    private readonly stillValid: (credentials: Credential[]) => Promise<Set<string>>,
     heartbeatMs = 15_000,
   ) {
-    // One timer for every stream: a comment line keeps proxies and clients from timing out.
+    // One timer for every stream: heartbeats, and ending streams whose credential has ended.
     this.heartbeat = setInterval(() => {
-      for (const stream of this.streams) stream.write(': keep-alive\n\n');
+      for (const stream of this.streams) stream.heartbeat();
+      void this.closeEnded();
     }, heartbeatMs);
     this.heartbeat.unref();
+  }
+
+  /** Ends the streams of credentials that were revoked or expired (here or in another process). */
+  async closeEnded(): Promise<void> {
+    const streams = [...this.streams];
+    if (streams.length === 0) return;
+    try {
+      const valid = await this.stillValid(streams.map((stream) => stream.credential));
+      for (const stream of streams) if (!valid.has(stream.credential.id)) stream.close();
+    } catch {
+      // Storage trouble: the streams are checked again at the next heartbeat.
+    }
+  }
+
+  /** Ends at once the streams opened with this credential (revoked in this process). */
+  closeFor(credentialId: string): void {
+    for (const stream of this.streams) if (stream.credential.id === credentialId) stream.close();
   }
 
   get size(): number {
     return this.streams.size;
   }
 
-  async open(reply: FastifyReply, options: { accountId: string; after: number; type?: TypeFilter }): Promise<void> {
-    const { accountId } = options;
+  async open(reply: FastifyReply, options: { credential: Credential; after: number; type?: TypeFilter }): Promise<void> {
+    const { credential } = options;
+    const { accountId } = credential;
     const open = this.perAccount.get(accountId) ?? 0;
     if (open >= this.limitPerAccount) {
       throw new ApiError(429, 'rate_limited', `At most ${this.limitPerAccount} event streams may be open per account`, undefined, {
@@ -146,7 +197,7 @@ export class StreamHub {
     });
     response.flushHeaders();
 
-    const stream = new EventStream(this.events, accountId, options.type, response, () => {
+    const stream = new EventStream(this.events, credential, options.type, response, reply.log, () => {
       this.streams.delete(stream);
       const left = (this.perAccount.get(accountId) ?? 1) - 1;
       if (left > 0) this.perAccount.set(accountId, left);

@@ -6,7 +6,7 @@ import { ApiError, insufficientScope, notFound } from '../../platform/errors.js'
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, type Scope } from '../../platform/scopes.js';
 import type { Actor, AuditService } from '../audit/service.js';
-import { findUsableKeyByHash, insertKey, listUsableKeys, revokeKey, updateLastUsed, type KeyRow } from './store.js';
+import { findUsableKeyByHash, insertKey, listUsableKeys, revokeKey, updateLastUsed, usableKeyIds, type KeyRow } from './store.js';
 
 export const KEY_PREFIX = 'ddk';
 export const DEFAULT_KEY_DAYS = 90;
@@ -139,6 +139,11 @@ export class KeysService implements CredentialResolver {
       expiresAt: row.expiresAt,
       rateLimitKey: `key:${row.id}`,
     };
+  }
+
+  /** Which of these keys are still usable now. */
+  usableIds(keyIds: string[]): Promise<Set<string>> {
+    return usableKeyIds(this.db, keyIds, this.clock.now().toISOString());
   }
 
   async flushLastUsed(): Promise<void> {

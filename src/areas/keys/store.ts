@@ -109,3 +109,16 @@ export async function updateLastUsed(db: Executor, lastUsed: Map<string, string>
       .execute();
   }
 }
+
+/** Which of these keys are still usable (neither revoked nor expired). */
+export async function usableKeyIds(db: Executor, keyIds: string[], nowIso: string): Promise<Set<string>> {
+  if (keyIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('id', 'in', keyIds)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
