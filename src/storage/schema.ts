@@ -92,6 +92,46 @@ export interface RateLimitWindowsTable {
   count: number;
 }
 
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  name: string;
+  url: string;
+  /** JSON array of event types or `custom.*`. */
+  events: string;
+  /** 0 or 1. */
+  enabled: number;
+  disabled_reason: string | null;
+  /** The signing secret, encrypted (`enc:v1:…`) when SECRETS_KEY is set, else `plain:…`. */
+  secret: string;
+  authorized_by_kind: string;
+  authorized_by_id: string;
+  pending_count: Generated<number>;
+  gap_from: number | null;
+  gap_to: number | null;
+  gap_dropped: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  account_id: string;
+  event_id: number;
+  event_type: string;
+  payload: string;
+  /** `from-to` of the events dropped just before this one, for X-Service-Event-Gap. */
+  gap: string | null;
+  status: string;
+  /** JSON array of attempts. */
+  attempts: string;
+  next_attempt_at: string | null;
+  claimed_until: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -101,6 +141,8 @@ export interface Database {
   resource_tags: ResourceTagsTable;
   events: EventsTable;
   rate_limit_windows: RateLimitWindowsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

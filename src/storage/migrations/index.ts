@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as resourcesEvents from './0002_resources_events.js';
 import * as rateLimits from './0003_rate_limits.js';
+import * as webhooks from './0004_webhooks.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_resources_events': resourcesEvents,
   '0003_rate_limits': rateLimits,
+  '0004_webhooks': webhooks,
 };

@@ -1,0 +1,431 @@
+import { createHmac } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import type { Kysely } from 'kysely';
+import type { Database, Executor } from '../../storage/schema.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Credential } from '../../platform/credential.js';
+import { ApiError, conflict, insufficientScope, invalidField, notFound } from '../../platform/errors.js';
+import { newId, newSecret } from '../../platform/ids.js';
+import { ipLiteral, isPublicAddress } from '../../platform/public-address.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import { API_VERSION } from '../../platform/openapi.js';
+import type { AuditService } from '../audit/service.js';
+import type { Event } from '../events/service.js';
+import { RESOURCE_EVENT_TYPES } from '../events/service.js';
+import { actorOf, type KeysService } from '../keys/service.js';
+import type { UsageService } from '../usage/service.js';
+import type { WebhookSender } from './sender.js';
+import {
+  activeAuthorizers,
+  claimDueDeliveries,
+  countWebhooks,
+  cutOffWebhook,
+  deleteWebhook,
+  findDelivery,
+  findWebhook,
+  insertDelivery,
+  insertWebhook,
+  listDeliveries,
+  listWebhooks,
+  pruneCompletedDeliveries,
+  queueingWebhooks,
+  recordAttempt,
+  recordDrop,
+  requeueDelivery,
+  updateWebhook,
+  webhooksAuthorizedBy,
+  type Attempt,
+  type DeliveryRow,
+  type WebhookRow,
+} from './store.js';
+
+export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
+export const QUEUE_CAP = 1000;
+export const HISTORY_KEPT = 500;
+export const MAX_ATTEMPTS = 5;
+/** How long a claimed delivery stays claimed: longer than one attempt can take. */
+const LEASE_MS = 60_000;
+
+export const SUBSCRIBABLE_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'];
+const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
+
+export interface Webhook {
+  id: string;
+  name: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Delivery {
+  id: string;
+  eventId: number;
+  eventType: string;
+  status: DeliveryRow['status'];
+  attempts: Attempt[];
+  createdAt: string;
+  completedAt: string | null;
+  nextAttemptAt: string | null;
+}
+
+export interface WebhookInput {
+  name?: string;
+  url?: string;
+  events?: string[];
+  enabled?: boolean;
+}
+
+type ClaimedDelivery = Awaited<ReturnType<typeof claimDueDeliveries>>[number];
+
+function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    events: row.events,
+    enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    attempts: row.attempts,
+    createdAt: row.createdAt,
+    completedAt: row.completedAt,
+    nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt : null,
+  };
+}
+
+export function matches(filters: readonly string[], type: string): boolean {
+  return filters.includes(type) || (type.startsWith('custom.') && filters.includes('custom.*'));
+}
+
+/** `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`, keyed with the whole secret. */
+export function signature(secret: string, timestamp: number, body: string): string {
+  return `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+function validateEvents(events: string[]): void {
+  if (events.length === 0) throw invalidField('/events', 'must list at least one event type');
+  events.forEach((type, index) => {
+    if (!SUBSCRIBABLE_TYPES.includes(type) && !CUSTOM_TYPE.test(type)) {
+      throw invalidField(`/events/${index}`, `"${type}" is not an event type (use ${SUBSCRIBABLE_TYPES.join(', ')} or custom.<name>)`);
+    }
+  });
+}
+
+export class WebhooksService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+    private readonly keys: KeysService,
+    private readonly usage: UsageService,
+    private readonly secrets: SecretBox,
+    private readonly sender: WebhookSender,
+    private readonly options: { allowPrivateTargets: boolean; retrySchedule: number[] },
+  ) {
+    keys.onRevoked(async (exec, key) => {
+      await this.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked');
+    });
+  }
+
+  /** URL rules (decisions §8): https on 443, no user-info, every address public. */
+  async checkUrl(raw: string): Promise<string> {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw invalidField('/url', 'must be an absolute URL');
+    }
+    if (url.username || url.password) throw invalidField('/url', 'must not contain user information');
+    if (url.hash) throw invalidField('/url', 'must not contain a fragment');
+    if (this.options.allowPrivateTargets) {
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidField('/url', 'must use https (or http in development)');
+      return url.toString();
+    }
+    if (url.protocol !== 'https:') throw invalidField('/url', 'must use https');
+    if (url.port !== '' && url.port !== '443') throw invalidField('/url', 'must use port 443');
+    const literal = ipLiteral(url.hostname);
+    if (literal !== undefined) {
+      if (!isPublicAddress(literal)) throw invalidField('/url', 'must not point to a local, private or reserved address');
+      return url.toString();
+    }
+    let addresses: Array<{ address: string }>;
+    try {
+      addresses = await lookup(url.hostname, { all: true, verbatim: true });
+    } catch {
+      throw invalidField('/url', `host ${url.hostname} could not be resolved`);
+    }
+    if (addresses.length === 0 || addresses.some((entry) => !isPublicAddress(entry.address))) {
+      throw invalidField('/url', 'must not resolve to a local, private or reserved address');
+    }
+    return url.toString();
+  }
+
+  async create(caller: Credential, input: Required<Pick<WebhookInput, 'name' | 'url' | 'events'>> & { enabled?: boolean }): Promise<Webhook & { secret: string }> {
+    validateEvents(input.events);
+    const url = await this.checkUrl(input.url);
+    const secret = newSecret('whsec');
+    const now = this.clock.now().toISOString();
+    const row: WebhookRow = {
+      id: newId('wh'),
+      accountId: caller.accountId,
+      name: input.name.trim(),
+      url,
+      events: [...new Set(input.events)],
+      enabled: input.enabled ?? true,
+      disabledReason: null,
+      sealedSecret: this.secrets.seal(secret),
+      authorizedBy: authorizerOf(caller),
+      pendingCount: 0,
+      gap: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      if ((await countWebhooks(trx, caller.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+        throw conflict(`An account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`);
+      }
+      await insertWebhook(trx, row);
+      await this.audit.record(trx, {
+        accountId: caller.accountId,
+        type: 'webhook.created',
+        actor: actorOf(caller),
+        target: { type: 'webhook', id: row.id },
+        data: { name: row.name, url, events: row.events, enabled: row.enabled },
+      });
+    });
+    return { ...toWebhook(row), secret };
+  }
+
+  async list(accountId: string): Promise<Webhook[]> {
+    return (await listWebhooks(this.db, accountId)).map(toWebhook);
+  }
+
+  async get(accountId: string, id: string): Promise<Webhook> {
+    return toWebhook(await this.require(this.db, accountId, id));
+  }
+
+  private async require(exec: Executor, accountId: string, id: string): Promise<WebhookRow> {
+    const row = await findWebhook(exec, accountId, id);
+    if (!row) throw notFound('Webhook');
+    return row;
+  }
+
+  /** Pausing needs only webhooks:manage; changing where or what is sent, and enabling, also events:read. */
+  async update(caller: Credential, id: string, input: WebhookInput): Promise<Webhook> {
+    if (input.name === undefined && input.url === undefined && input.events === undefined && input.enabled === undefined) {
+      throw new ApiError(400, 'invalid_request', 'Send at least one of name, url, events, enabled');
+    }
+    const current = await this.require(this.db, caller.accountId, id);
+    const enabling = input.enabled === true && !current.enabled;
+    if ((input.url !== undefined || input.events !== undefined || enabling) && !caller.scopes.includes('events:read')) {
+      throw insufficientScope(['webhooks:manage', 'events:read']);
+    }
+    if (input.events !== undefined) validateEvents(input.events);
+    const url = input.url !== undefined ? await this.checkUrl(input.url) : current.url;
+    const next: WebhookRow = {
+      ...current,
+      name: input.name?.trim() ?? current.name,
+      url,
+      events: input.events !== undefined ? [...new Set(input.events)] : current.events,
+      enabled: input.enabled ?? current.enabled,
+      // Enabling makes the caller the authorizing credential, and lifts a cut-off.
+      disabledReason: enabling ? null : current.disabledReason,
+      authorizedBy: enabling ? authorizerOf(caller) : current.authorizedBy,
+      updatedAt: this.clock.now().toISOString(),
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await updateWebhook(trx, next);
+      const changed = (['name', 'url', 'events', 'enabled'] as const).filter((field) => input[field] !== undefined);
+      await this.audit.record(trx, {
+        accountId: caller.accountId,
+        type: 'webhook.updated',
+        actor: actorOf(caller),
+        target: { type: 'webhook', id },
+        data: { changed, enabled: next.enabled },
+      });
+    });
+    return toWebhook(next);
+  }
+
+  async delete(caller: Credential, id: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await this.require(trx, caller.accountId, id);
+      await deleteWebhook(trx, id);
+      await this.audit.record(trx, { accountId: caller.accountId, type: 'webhook.deleted', actor: actorOf(caller), target: { type: 'webhook', id } });
+    });
+  }
+
+  async rotateSecret(caller: Credential, id: string): Promise<Webhook & { secret: string }> {
+    const secret = newSecret('whsec');
+    const row = await this.db.transaction().execute(async (trx) => {
+      const current = await this.require(trx, caller.accountId, id);
+      const next = { ...current, sealedSecret: this.secrets.seal(secret), updatedAt: this.clock.now().toISOString() };
+      await updateWebhook(trx, next);
+      await this.audit.record(trx, { accountId: caller.accountId, type: 'webhook.secret_rotated', actor: actorOf(caller), target: { type: 'webhook', id } });
+      return next;
+    });
+    return { ...toWebhook(row), secret };
+  }
+
+  async deliveries(accountId: string, id: string): Promise<Delivery[]> {
+    await this.require(this.db, accountId, id);
+    return (await listDeliveries(this.db, id, QUEUE_CAP + HISTORY_KEPT)).map(toDelivery);
+  }
+
+  async retry(accountId: string, id: string, deliveryId: string): Promise<Delivery> {
+    return this.db.transaction().execute(async (trx) => {
+      await this.require(trx, accountId, id);
+      const delivery = await findDelivery(trx, id, deliveryId);
+      if (!delivery) throw notFound('Delivery');
+      if (!(await requeueDelivery(trx, delivery, this.clock.now().toISOString()))) throw conflict('The delivery is already pending');
+      return toDelivery((await findDelivery(trx, id, deliveryId)) as DeliveryRow);
+    });
+  }
+
+  /**
+   * The outbox: inside the event's own transaction, a delivery is stored for every webhook whose
+   * filter matches, up to the queue cap; past it the event is dropped and the gap recorded.
+   */
+  async enqueue(exec: Executor, accountId: string, events: readonly Event[]): Promise<void> {
+    const hooks = await queueingWebhooks(exec, accountId);
+    if (hooks.length === 0) return;
+    const now = this.clock.now().toISOString();
+    for (const hook of hooks) {
+      for (const event of events) {
+        if (!matches(hook.events, event.type)) continue;
+        if (hook.pendingCount >= QUEUE_CAP) {
+          await this.dropForFullQueue(exec, hook, event);
+          continue;
+        }
+        const gap = hook.gap;
+        if (gap) {
+          const data = { webhookId: hook.id, fromEventId: gap.from, toEventId: gap.to, dropped: gap.dropped };
+          const target = { type: 'webhook', id: hook.id };
+          await this.audit.record(exec, { accountId, type: 'webhook.queue_resumed', actor: { kind: 'system' }, target, data: { webhookId: hook.id } });
+          await this.audit.record(exec, { accountId, type: 'webhook.event_gap', actor: { kind: 'system' }, target, data });
+        }
+        await insertDelivery(
+          exec,
+          {
+            id: newId('dlv'),
+            webhookId: hook.id,
+            accountId,
+            eventId: event.id,
+            eventType: event.type,
+            payload: JSON.stringify({ id: event.id, type: event.type, data: event.data, createdAt: event.createdAt }),
+            gap: gap ? `${gap.from}-${gap.to}` : null,
+            status: 'pending',
+            attempts: [],
+            nextAttemptAt: new Date(Date.parse(now) + this.options.retrySchedule[0]! * 1000).toISOString(),
+            createdAt: now,
+            completedAt: null,
+          },
+          gap !== null,
+        );
+        hook.pendingCount++;
+        hook.gap = null;
+      }
+    }
+  }
+
+  private async dropForFullQueue(exec: Executor, hook: WebhookRow, event: Event): Promise<void> {
+    const first = hook.gap === null;
+    await recordDrop(exec, hook.id, event.id, first);
+    if (first) {
+      await this.audit.record(exec, {
+        accountId: hook.accountId,
+        type: 'webhook.queue_full',
+        actor: { kind: 'system' },
+        target: { type: 'webhook', id: hook.id },
+        data: { webhookId: hook.id, pending: hook.pendingCount, firstDroppedEventId: event.id },
+      });
+      hook.gap = { from: event.id, to: event.id, dropped: 1 };
+    } else if (hook.gap) {
+      hook.gap = { ...hook.gap, to: event.id, dropped: hook.gap.dropped + 1 };
+    }
+  }
+
+  /** Disables webhooks whose authorizing credential ended, clearing their queues. */
+  async cutOffAuthorizedBy(exec: Executor, credentialIds: string[], reason: 'credential_revoked' | 'credential_expired'): Promise<number> {
+    const hooks = await webhooksAuthorizedBy(exec, credentialIds);
+    const now = this.clock.now().toISOString();
+    for (const hook of hooks) {
+      await cutOffWebhook(exec, hook.id, reason, now);
+      await this.audit.record(exec, {
+        accountId: hook.accountId,
+        type: 'webhook.disabled',
+        actor: { kind: 'system' },
+        target: { type: 'webhook', id: hook.id },
+        data: { reason, credential: hook.authorizedBy },
+      });
+    }
+    return hooks.length;
+  }
+
+  /** Cuts off webhooks whose authorizing key has expired; returns the ended credential ids. */
+  private async cutOffExpired(authorizers: Array<{ kind: string; id: string }>): Promise<string[]> {
+    const keyIds = [...new Set(authorizers.filter((authorizer) => authorizer.kind === 'api_key').map((authorizer) => authorizer.id))];
+    const usable = await this.keys.usableIds(keyIds);
+    const ended = keyIds.filter((id) => !usable.has(id));
+    if (ended.length > 0) await this.db.transaction().execute((trx) => this.cutOffAuthorizedBy(trx, ended, 'credential_expired'));
+    return ended;
+  }
+
+  /** Claims due deliveries; those whose authorizing key has meanwhile ended are cut off, not sent. */
+  async claimDue(limit: number): Promise<ClaimedDelivery[]> {
+    const now = this.clock.now();
+    const claimed = await claimDueDeliveries(this.db, now.toISOString(), new Date(now.getTime() + LEASE_MS).toISOString(), limit);
+    const ended = await this.cutOffExpired(claimed.map((delivery) => delivery.authorizedBy));
+    return ended.length === 0 ? claimed : claimed.filter((delivery) => !ended.includes(delivery.authorizedBy.id));
+  }
+
+  /** One attempt of a claimed delivery: sign the stored body, send, record the outcome. */
+  async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const secret = this.secrets.open(delivery.sealedSecret);
+    const timestamp = Math.floor(this.clock.now().getTime() / 1000);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': `devdata-webhooks/${API_VERSION}`,
+      'x-service-signature': signature(secret, timestamp, delivery.payload),
+      'x-service-event-id': String(delivery.eventId),
+      'x-service-delivery-id': delivery.id,
+    };
+    if (delivery.gap) headers['x-service-event-gap'] = delivery.gap;
+    const at = this.clock.now().toISOString();
+    const result = await this.sender.send(delivery.url, delivery.payload, headers);
+    const attempts: Attempt[] = [...delivery.attempts, { attempt: delivery.attempts.length + 1, at, ...result }];
+    const succeeded = result.error === null;
+    const finished = succeeded || attempts.length >= MAX_ATTEMPTS;
+    const done = this.clock.now();
+    await recordAttempt(this.db, delivery, {
+      status: succeeded ? 'succeeded' : finished ? 'failed' : 'pending',
+      attempts,
+      nextAttemptAt: finished ? null : new Date(done.getTime() + (this.options.retrySchedule[attempts.length] ?? 0) * 1000).toISOString(),
+      completedAt: finished ? done.toISOString() : null,
+    });
+    this.usage.count(delivery.accountId, { webhookDeliveries: 1 });
+  }
+
+  /** Keeps the latest completed deliveries of each webhook, and cuts off webhooks of expired keys. */
+  async housekeeping(): Promise<void> {
+    await pruneCompletedDeliveries(this.db, HISTORY_KEPT);
+    await this.cutOffExpired(await activeAuthorizers(this.db));
+  }
+}
+
+function authorizerOf(credential: Credential): { kind: string; id: string } {
+  return credential.kind === 'api_key' ? { kind: 'api_key', id: credential.id } : { kind: 'oauth_connection', id: credential.rateLimitKey };
+}

@@ -1,0 +1,41 @@
+// Which network destinations a webhook may reach: public unicast addresses only (no loopback,
+// private, link-local, reserved, multicast, CGNAT, documentation ranges…), checked when a URL is
+// saved and again on the address actually connected to, so DNS rebinding gains nothing.
+import { lookup as dnsLookup } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import ipaddr from 'ipaddr.js';
+
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed.range() === 'unicast';
+}
+
+/** An IP literal from a URL host (IPv6 hosts come in brackets), or undefined for a name. */
+export function ipLiteral(hostname: string): string | undefined {
+  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  return ipaddr.isValid(bare) && (bare.includes(':') || ipaddr.IPv4.isValidFourPartDecimal(bare)) ? bare : undefined;
+}
+
+export class ForbiddenAddressError extends Error {
+  readonly code = 'EADDRFORBIDDEN';
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `dns.lookup` for socket connections that refuses to hand out a non-public address: the
+ * check runs on the very address the connection will use.
+ */
+export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const forbidden = addresses.find((entry) => !isPublicAddress(entry.address));
+    if (forbidden) return callback(new ForbiddenAddressError(`${hostname} resolves to a non-public address`), []);
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0];
+    if (!first) return callback(new ForbiddenAddressError(`${hostname} has no address`), []);
+    callback(null, first.address, first.family);
+  });
+}
