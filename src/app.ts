@@ -19,7 +19,10 @@ import { EVENT_TYPES } from './areas/events/service.js';
 import { StreamHub } from './areas/events/stream.js';
 import { integrationRoutes, integrationSchemas } from './areas/integrations/routes.js';
 import { resourceRoutes, resourceSchemas } from './areas/resources/routes.js';
+import { webhookRoutes, webhookSchemas } from './areas/webhooks/routes.js';
+import { MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTORY_KEPT } from './areas/webhooks/service.js';
 import { PeriodicTask } from './workers/periodic-task.js';
+import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -87,6 +90,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...resourceSchemas,
     ...eventSchemas,
     ...integrationSchemas,
+    ...webhookSchemas,
   ]);
 
   const features: Feature[] = [
@@ -103,6 +107,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       streamHeartbeatSeconds: 15,
     },
     { name: 'homeAssistant', description: 'Resource snapshots with an event cursor for Home Assistant' },
+    {
+      name: 'webhooks',
+      description: 'Signed event delivery to HTTPS receivers, at least once',
+      maxPerAccount: MAX_WEBHOOKS_PER_ACCOUNT,
+      queueCap: QUEUE_CAP,
+      historyKept: HISTORY_KEPT,
+      maxAttempts: MAX_ATTEMPTS,
+      retryScheduleSeconds: config.webhookRetrySchedule,
+      timeoutSeconds: 10,
+      signatureHeader: 'X-Service-Signature',
+    },
   ];
   await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [...EVENT_TYPES] });
   await app.register(keyRoutes, { keys: services.keys });
@@ -118,12 +133,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(resourceRoutes, { resources: services.resources });
   await app.register(eventRoutes, { events: services.events, streams });
   await app.register(integrationRoutes, { resources: services.resources, clock: context.clock, installationId: () => null });
+  await app.register(webhookRoutes, { webhooks: services.webhooks });
+
+  const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 16, pollIntervalMs: 500 });
+  services.events.onCommit(() => {
+    if (services.webhooks.takeQueuedFlag()) dispatcher.wake();
+  });
+  services.system.registerWorker('webhooks', () => dispatcher.report());
+  dispatcher.start();
 
   const flush = new PeriodicTask('flush', config.usageFlushIntervalMs, async () => {
     await services.usage.flush();
     await services.keys.flushLastUsed();
   }, app.log);
-  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async () => void (await services.events.prune()), app.log);
+  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async () => {
+    await services.events.prune();
+    await services.webhooks.housekeeping();
+  }, app.log);
   for (const task of [flush, retention]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();
@@ -131,6 +157,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Streams never finish on their own: end them first so closing the server does not wait on them.
   app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onClose', async () => {
+    await dispatcher.stop();
     await retention.stop({ finalRun: false });
     await flush.stop({ finalRun: true });
     if (ownsContext) await context.close();

@@ -15,6 +15,8 @@ export interface Config {
   eventRetention: number;
   webhookRetrySchedule: number[];
   webhookAllowPrivateTargets: boolean;
+  /** How long a claimed delivery stays claimed: a crashed process's deliveries are retried after it. */
+  webhookLeaseSeconds: number;
   accessTokenTtlSeconds: number;
   signupCapacity: number;
   streamLimitPerAccount: number;
@@ -108,6 +110,8 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetention: integer(env, 'EVENT_RETENTION', 10000, 1),
     webhookRetrySchedule: retrySchedule(env),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    // Longer than one attempt can take (10 s), so a live claim never runs out mid-attempt.
+    webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 30, 11, 3600),
     accessTokenTtlSeconds: Math.min(integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 1), MAX_ACCESS_TOKEN_TTL_SECONDS),
     signupCapacity: integer(env, 'SIGNUP_CAPACITY', 10000, 0),
     streamLimitPerAccount: integer(env, 'STREAM_LIMIT_PER_ACCOUNT', 20, 1),

@@ -13,6 +13,9 @@ import { InProcessEventBus, NotifyingEventBus, type EventBus } from './areas/eve
 import { StoredRateLimitCounter } from './storage/rate-limit-counter.js';
 import { EventsService } from './areas/events/service.js';
 import { ResourcesService } from './areas/resources/service.js';
+import { WebhookSender } from './areas/webhooks/sender.js';
+import { WebhooksService } from './areas/webhooks/service.js';
+import { SecretBox } from './platform/secret-box.js';
 
 export interface Services {
   accounts: AccountsService;
@@ -22,6 +25,7 @@ export interface Services {
   system: SystemService;
   events: EventsService;
   resources: ResourcesService;
+  webhooks: WebhooksService;
 }
 
 export interface AppContext {
@@ -59,14 +63,24 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   }
   const counter = storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter();
   const events = new EventsService(db, clock, config.eventRetention, bus, usage);
+  const keys = new KeysService(db, clock, audit);
+  const sender = new WebhookSender(config.webhookAllowPrivateTargets);
+  const webhooks = new WebhooksService(db, clock, audit, keys, usage, new SecretBox(config.secretsKey), sender, {
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    retrySchedule: config.webhookRetrySchedule,
+    leaseMs: config.webhookLeaseSeconds * 1000,
+  });
+  // The outbox: deliveries are written in the same transaction as their event.
+  events.onAppend((exec, accountId, appended) => webhooks.enqueue(exec, accountId, appended));
   const services: Services = {
     audit,
     accounts: new AccountsService(db, clock, audit),
-    keys: new KeysService(db, clock, audit),
+    keys,
     usage,
     system: new SystemService(storage, clock),
     events,
     resources: new ResourcesService(db, clock, events),
+    webhooks,
   };
   return {
     config,
@@ -75,6 +89,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     services,
     rateLimiter: new RateLimiter(counter, clock),
     async close() {
+      await sender.close();
       await bus.close();
       await storage.close();
     },

@@ -43,8 +43,6 @@ export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export const QUEUE_CAP = 1000;
 export const HISTORY_KEPT = 500;
 export const MAX_ATTEMPTS = 5;
-/** How long a claimed delivery stays claimed: longer than one attempt can take. */
-const LEASE_MS = 60_000;
 
 export const SUBSCRIBABLE_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'];
 const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
@@ -125,6 +123,9 @@ function validateEvents(events: string[]): void {
 }
 
 export class WebhooksService {
+  /** Set when the outbox gained deliveries, so a commit wakes the dispatcher only when there is work. */
+  private queuedSinceCheck = false;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -133,7 +134,7 @@ export class WebhooksService {
     private readonly usage: UsageService,
     private readonly secrets: SecretBox,
     private readonly sender: WebhookSender,
-    private readonly options: { allowPrivateTargets: boolean; retrySchedule: number[] },
+    private readonly options: { allowPrivateTargets: boolean; retrySchedule: number[]; leaseMs: number },
   ) {
     keys.onRevoked(async (exec, key) => {
       await this.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked');
@@ -337,6 +338,7 @@ export class WebhooksService {
         );
         hook.pendingCount++;
         hook.gap = null;
+        this.queuedSinceCheck = true;
       }
     }
   }
@@ -356,6 +358,13 @@ export class WebhooksService {
     } else if (hook.gap) {
       hook.gap = { ...hook.gap, to: event.id, dropped: hook.gap.dropped + 1 };
     }
+  }
+
+  /** Whether deliveries were queued since the last call. */
+  takeQueuedFlag(): boolean {
+    const queued = this.queuedSinceCheck;
+    this.queuedSinceCheck = false;
+    return queued;
   }
 
   /** Disables webhooks whose authorizing credential ended, clearing their queues. */
@@ -387,7 +396,7 @@ export class WebhooksService {
   /** Claims due deliveries; those whose authorizing key has meanwhile ended are cut off, not sent. */
   async claimDue(limit: number): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    const claimed = await claimDueDeliveries(this.db, now.toISOString(), new Date(now.getTime() + LEASE_MS).toISOString(), limit);
+    const claimed = await claimDueDeliveries(this.db, now.toISOString(), new Date(now.getTime() + this.options.leaseMs).toISOString(), limit);
     const ended = await this.cutOffExpired(claimed.map((delivery) => delivery.authorizedBy));
     return ended.length === 0 ? claimed : claimed.filter((delivery) => !ended.includes(delivery.authorizedBy.id));
   }

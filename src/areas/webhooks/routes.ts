@@ -1,0 +1,151 @@
+// Webhook management and delivery history.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { credentialOf } from '../../platform/access.js';
+import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { SUBSCRIBABLE_TYPES, type WebhooksService } from './service.js';
+
+const NameField = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
+const UrlField = Type.String({ minLength: 1, maxLength: 2048, description: 'https on port 443 to a public address' });
+const EventsField = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
+  minItems: 1,
+  maxItems: 50,
+  description: `Event types to deliver: ${SUBSCRIBABLE_TYPES.join(', ')}, or an exact custom.<name>`,
+});
+
+const webhookFields = {
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  disabledReason: Type.Union([Type.String(), Type.Null()], { description: 'Why delivery was stopped by the service (credential_revoked, credential_expired)' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+};
+const WebhookSchema = Type.Object(webhookFields, { $id: 'Webhook' });
+const WebhookWithSecret = Type.Object(
+  { ...webhookFields, secret: Type.String({ description: 'The signing secret (whsec_…); shown only here' }) },
+  { $id: 'WebhookWithSecret' },
+);
+const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  at: Timestamp,
+  responseStatus: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  durationMs: Type.Integer(),
+});
+const DeliverySchema = Type.Object(
+  {
+    id: Type.String(),
+    eventId: Type.Integer(),
+    eventType: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+    attempts: Type.Array(Attempt),
+    createdAt: Timestamp,
+    completedAt: Type.Union([Timestamp, Type.Null()]),
+    nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+  },
+  { $id: 'WebhookDelivery' },
+);
+
+export const webhookSchemas = [WebhookSchema, WebhookWithSecret, DeliverySchema];
+
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
+  const manage = { auth: { scopes: ['webhooks:manage' as const] } };
+  const manageAndRead = { auth: { scopes: ['webhooks:manage' as const, 'events:read' as const] } };
+  const WebhookParams = IdParams;
+
+  app.post(
+    '/api/v1/webhooks',
+    {
+      config: manageAndRead,
+      schema: {
+        summary: 'Create a webhook',
+        tags: ['webhooks'],
+        body: Type.Object(
+          { name: NameField, url: UrlField, events: EventsField, enabled: Type.Optional(Type.Boolean({ default: true })) },
+          { additionalProperties: false },
+        ),
+        response: { 201: ref('WebhookWithSecret') },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await webhooks.create(credentialOf(request), request.body)),
+  );
+
+  app.get(
+    '/api/v1/webhooks',
+    { config: manage, schema: { summary: 'List webhooks', tags: ['webhooks'], response: { 200: Type.Object({ data: Type.Array(ref('Webhook')) }) } } },
+    async (request) => ({ data: await webhooks.list(credentialOf(request).accountId) }),
+  );
+
+  app.get(
+    '/api/v1/webhooks/:id',
+    { config: manage, schema: { summary: 'Get a webhook', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('Webhook') } } },
+    async (request) => webhooks.get(credentialOf(request).accountId, request.params.id),
+  );
+
+  app.patch(
+    '/api/v1/webhooks/:id',
+    {
+      config: manage,
+      schema: {
+        summary: 'Change a webhook (pausing needs webhooks:manage; url, events and enabling also events:read)',
+        tags: ['webhooks'],
+        params: WebhookParams,
+        body: Type.Object(
+          { name: Type.Optional(NameField), url: Type.Optional(UrlField), events: Type.Optional(EventsField), enabled: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        response: { 200: ref('Webhook') },
+      },
+    },
+    async (request) => webhooks.update(credentialOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/api/v1/webhooks/:id',
+    { config: manage, schema: { summary: 'Delete a webhook', tags: ['webhooks'], params: WebhookParams, response: { 204: NoContent } } },
+    async (request, reply) => {
+      await webhooks.delete(credentialOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/v1/webhooks/:id/deliveries',
+    {
+      config: manage,
+      schema: {
+        summary: 'Delivery attempts and results, newest first (pending, and the latest 500 completed)',
+        tags: ['webhooks'],
+        params: WebhookParams,
+        response: { 200: Type.Object({ data: Type.Array(ref('WebhookDelivery')) }) },
+      },
+    },
+    async (request) => ({ data: await webhooks.deliveries(credentialOf(request).accountId, request.params.id) }),
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/deliveries/:deliveryId/retry',
+    {
+      config: manage,
+      schema: {
+        summary: 'Queue a completed delivery again',
+        tags: ['webhooks'],
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), deliveryId: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 200: ref('WebhookDelivery') },
+      },
+    },
+    async (request) => webhooks.retry(credentialOf(request).accountId, request.params.id, request.params.deliveryId),
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/rotate-secret',
+    {
+      config: manage,
+      schema: { summary: 'Replace the signing secret', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('WebhookWithSecret') } },
+    },
+    async (request) => webhooks.rotateSecret(credentialOf(request), request.params.id),
+  );
+};

@@ -1,0 +1,82 @@
+// Sends due webhook deliveries with bounded concurrency. Deliveries are claimed with a lease, so
+// several processes share the work and a crashed process's claims simply run out; one slow or
+// failing receiver holds at most its own requests, never the queue.
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebhooksService } from '../areas/webhooks/service.js';
+
+export class WebhookDispatcher {
+  private readonly inFlight = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+  private pollAgain = false;
+  private stopped = true;
+  private sent = 0;
+  private lastError: string | null = null;
+
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly log: FastifyBaseLogger,
+    private readonly options: { concurrency: number; pollIntervalMs: number },
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.timer = setInterval(() => this.wake(), this.options.pollIntervalMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (after a commit that queued some, or a finished send). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    this.polling = this.poll().finally(() => {
+      this.polling = undefined;
+      if (this.pollAgain) {
+        this.pollAgain = false;
+        this.wake();
+      }
+    });
+  }
+
+  private async poll(): Promise<void> {
+    const room = this.options.concurrency - this.inFlight.size;
+    if (room <= 0) return;
+    try {
+      const due = await this.webhooks.claimDue(room);
+      for (const delivery of due) {
+        const attempt = this.webhooks
+          .attempt(delivery)
+          .then(() => void this.sent++)
+          .catch((error: unknown) => {
+            this.lastError = String(error);
+            this.log.error({ err: error, deliveryId: delivery.id }, 'recording a webhook attempt failed; its lease will run out and it is retried');
+          })
+          .finally(() => {
+            this.inFlight.delete(attempt);
+            this.wake();
+          });
+        this.inFlight.add(attempt);
+      }
+      this.lastError = null;
+    } catch (error) {
+      this.lastError = String(error);
+      this.log.error({ err: error }, 'claiming webhook deliveries failed');
+    }
+  }
+
+  /** Stops claiming and waits for the attempts under way (each ends within its 10 s timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.polling;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  report(): Record<string, unknown> {
+    return { running: !this.stopped, inFlight: this.inFlight.size, attemptsMade: this.sent, concurrency: this.options.concurrency, lastError: this.lastError };
+  }
+}
