@@ -20,7 +20,9 @@ import { StreamHub } from './areas/events/stream.js';
 import { integrationRoutes, integrationSchemas } from './areas/integrations/routes.js';
 import { resourceRoutes, resourceSchemas } from './areas/resources/routes.js';
 import { webhookRoutes, webhookSchemas } from './areas/webhooks/routes.js';
-import { MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTORY_KEPT } from './areas/webhooks/service.js';
+import { authorizerOf, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTORY_KEPT } from './areas/webhooks/service.js';
+import { appRoutes, appSchemas } from './areas/apps/routes.js';
+import { oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
 import { PeriodicTask } from './workers/periodic-task.js';
 import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
@@ -69,7 +71,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   installValidation(app);
   installHttpContract(app);
-  installRateLimitedIdentity(app, { config, resolvers: [services.keys], limiter: context.rateLimiter });
+  installRateLimitedIdentity(app, { config, resolvers: [services.keys, services.oauth], limiter: context.rateLimiter });
   await installCors(app);
   installAuthorization(app);
 
@@ -91,6 +93,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...eventSchemas,
     ...integrationSchemas,
     ...webhookSchemas,
+    ...appSchemas,
+    ...oauthSchemas,
   ]);
 
   const features: Feature[] = [
@@ -118,6 +122,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       timeoutSeconds: 10,
       signatureHeader: 'X-Service-Signature',
     },
+    {
+      name: 'oauth',
+      description: 'OAuth 2.0 authorization server: authorization code with PKCE (S256), refresh tokens, client credentials',
+      metadata: '/.well-known/oauth-authorization-server',
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      connectionDays: 30,
+      codeTtlSeconds: 300,
+    },
+    { name: 'apps', description: 'Registered applications, public and confidential', maxRedirectUris: 10 },
   ];
   await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [...EVENT_TYPES] });
   await app.register(keyRoutes, { keys: services.keys });
@@ -126,14 +139,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // A stream lives as long as its credential: checked at every heartbeat, and at once on a revocation here.
   const streams = new StreamHub(services.events, config.streamLimitPerAccount, async (credentials) => {
     const now = context.clock.now().toISOString();
-    const usableKeys = await services.keys.usableIds(credentials.filter((c) => c.kind === 'api_key').map((c) => c.id));
-    return new Set(credentials.filter((c) => c.expiresAt > now && (c.kind !== 'api_key' || usableKeys.has(c.id))).map((c) => c.id));
+    const live = await services.liveCredentials(credentials.map(authorizerOf));
+    return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
   });
   services.keys.onRevoked(async (_exec, key) => streams.closeFor(key.id));
   await app.register(resourceRoutes, { resources: services.resources });
   await app.register(eventRoutes, { events: services.events, streams });
   await app.register(integrationRoutes, { resources: services.resources, clock: context.clock, installationId: () => null });
   await app.register(webhookRoutes, { webhooks: services.webhooks });
+  await app.register(appRoutes, { apps: services.apps, endConnections: (exec, registered) => services.oauth.endAppGrants(exec, registered) });
+  await app.register(oauthRoutes, { oauth: services.oauth });
 
   const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 16, pollIntervalMs: 500 });
   services.events.onCommit(() => {

@@ -14,7 +14,9 @@ import { StoredRateLimitCounter } from './storage/rate-limit-counter.js';
 import { EventsService } from './areas/events/service.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
-import { WebhooksService } from './areas/webhooks/service.js';
+import { WebhooksService, type Authorizer } from './areas/webhooks/service.js';
+import { AppsService } from './areas/apps/service.js';
+import { OAuthService } from './areas/oauth/service.js';
 import { SecretBox } from './platform/secret-box.js';
 
 export interface Services {
@@ -26,6 +28,10 @@ export interface Services {
   events: EventsService;
   resources: ResourcesService;
   webhooks: WebhooksService;
+  apps: AppsService;
+  oauth: OAuthService;
+  /** Which of these credentials (API keys, OAuth connections, OAuth apps) are still live. */
+  liveCredentials: (authorizers: Authorizer[]) => Promise<Set<string>>;
 }
 
 export interface AppContext {
@@ -64,14 +70,32 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const counter = storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter();
   const events = new EventsService(db, clock, config.eventRetention, bus, usage);
   const keys = new KeysService(db, clock, audit);
+  const apps = new AppsService(db, clock, audit);
+  const oauth = new OAuthService(db, clock, apps, keys, audit, {
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    // Read at each use: with PORT=0 the base URL is known only once the server listens.
+    issuer: () => config.baseUrl,
+  });
+  const liveCredentials = async (authorizers: Authorizer[]): Promise<Set<string>> => {
+    const ids = (kind: string) => authorizers.filter((authorizer) => authorizer.kind === kind).map((authorizer) => authorizer.id);
+    const [liveKeys, liveConnections, liveApps] = await Promise.all([
+      keys.usableIds(ids('api_key')),
+      oauth.liveConnectionIds(ids('oauth_connection')),
+      apps.existingIds(ids('oauth_app')),
+    ]);
+    return new Set([...liveKeys, ...liveConnections, ...liveApps]);
+  };
   const sender = new WebhookSender(config.webhookAllowPrivateTargets);
-  const webhooks = new WebhooksService(db, clock, audit, keys, usage, new SecretBox(config.secretsKey), sender, {
+  const webhooks = new WebhooksService(db, clock, audit, liveCredentials, usage, new SecretBox(config.secretsKey), sender, {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     retrySchedule: config.webhookRetrySchedule,
     leaseMs: config.webhookLeaseSeconds * 1000,
   });
   // The outbox: deliveries are written in the same transaction as their event.
   events.onAppend((exec, accountId, appended) => webhooks.enqueue(exec, accountId, appended));
+  // Delivery stops with the credential that authorized it, in the transaction that ends it.
+  keys.onRevoked(async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
+  oauth.onConnectionEnded(async (exec, connectionIds) => void (await webhooks.cutOffAuthorizedBy(exec, connectionIds, 'credential_revoked')));
   const services: Services = {
     audit,
     accounts: new AccountsService(db, clock, audit),
@@ -81,6 +105,9 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     events,
     resources: new ResourcesService(db, clock, events),
     webhooks,
+    apps,
+    oauth,
+    liveCredentials,
   };
   return {
     config,

@@ -10,6 +10,8 @@ export interface Credential {
   expiresAt: string;
   /** OAuth tokens only: the app the token was issued to. */
   clientId?: string;
+  /** OAuth tokens only: what authorizes them, the user's connection or (client credentials) the app. */
+  grant?: { kind: 'oauth_connection' | 'oauth_app'; id: string };
   /** The rate-limit bucket: per key, per OAuth connection, or per app for client credentials. */
   rateLimitKey: string;
 }

@@ -132,6 +132,64 @@ export interface WebhookDeliveriesTable {
   completed_at: string | null;
 }
 
+export interface ServiceSettingsTable {
+  name: string;
+  value: string;
+}
+
+export interface AppsTable {
+  id: string;
+  account_id: string;
+  client_id: string;
+  name: string;
+  type: string;
+  /** JSON array. */
+  redirect_uris: string;
+  /** JSON array. */
+  scopes: string;
+  client_secret_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OAuthConnectionsTable {
+  id: string;
+  account_id: string;
+  app_id: string;
+  approving_key_id: string;
+  scopes: string;
+  created_at: string;
+  expires_at: string;
+  ended_at: string | null;
+  ended_reason: string | null;
+}
+
+export interface OAuthCodesTable {
+  code_hash: string;
+  connection_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface OAuthTokensTable {
+  token_hash: string;
+  id: string;
+  /** access or refresh */
+  kind: string;
+  app_id: string;
+  account_id: string;
+  /** Null for client-credentials tokens, which act for the app's owner. */
+  connection_id: string | null;
+  scopes: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  /** Refresh tokens: when it was exchanged for a new one (a later use is reuse). */
+  rotated_at: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -143,6 +201,11 @@ export interface Database {
   rate_limit_windows: RateLimitWindowsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  service_settings: ServiceSettingsTable;
+  apps: AppsTable;
+  oauth_connections: OAuthConnectionsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

@@ -11,7 +11,9 @@ export class WebhookDispatcher {
   private pollAgain = false;
   private stopped = true;
   private sent = 0;
-  private lastError: string | null = null;
+  /** Counted, not described: the status body must not reveal infrastructure details. */
+  private failures = 0;
+  private lastFailureAt: string | null = null;
 
   constructor(
     private readonly webhooks: WebhooksService,
@@ -52,7 +54,7 @@ export class WebhookDispatcher {
           .attempt(delivery)
           .then(() => void this.sent++)
           .catch((error: unknown) => {
-            this.lastError = String(error);
+            this.noteFailure();
             this.log.error({ err: error, deliveryId: delivery.id }, 'recording a webhook attempt failed; its lease will run out and it is retried');
           })
           .finally(() => {
@@ -61,11 +63,15 @@ export class WebhookDispatcher {
           });
         this.inFlight.add(attempt);
       }
-      this.lastError = null;
     } catch (error) {
-      this.lastError = String(error);
+      this.noteFailure();
       this.log.error({ err: error }, 'claiming webhook deliveries failed');
     }
+  }
+
+  private noteFailure(): void {
+    this.failures++;
+    this.lastFailureAt = new Date().toISOString();
   }
 
   /** Stops claiming and waits for the attempts under way (each ends within its 10 s timeout). */
@@ -77,6 +83,6 @@ export class WebhookDispatcher {
   }
 
   report(): Record<string, unknown> {
-    return { running: !this.stopped, inFlight: this.inFlight.size, attemptsMade: this.sent, concurrency: this.options.concurrency, lastError: this.lastError };
+    return { running: !this.stopped, inFlight: this.inFlight.size, attemptsMade: this.sent, concurrency: this.options.concurrency, failures: this.failures, lastFailureAt: this.lastFailureAt };
   }
 }

@@ -149,7 +149,10 @@ export class TestApp {
   /** Listens on a free loopback port and returns the base URL. */
   async listen(): Promise<string> {
     await listen(this.app, this.config, { port: 0, host: '127.0.0.1' });
-    return `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
+    const base = `http://127.0.0.1:${(this.app.server.address() as AddressInfo).port}`;
+    // Clients call the address they were given; the issuer and OpenAPI servers name the same one.
+    if (!this.config.baseUrlExplicit) this.config.baseUrl = base;
+    return base;
   }
 
   /** Closes the app, then fails if any response did not match the OpenAPI document. */

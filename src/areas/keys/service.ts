@@ -142,8 +142,8 @@ export class KeysService implements CredentialResolver {
   }
 
   /** Which of these keys are still usable now. */
-  usableIds(keyIds: string[]): Promise<Set<string>> {
-    return usableKeyIds(this.db, keyIds, this.clock.now().toISOString());
+  usableIds(keyIds: string[], exec: Executor = this.db): Promise<Set<string>> {
+    return usableKeyIds(exec, keyIds, this.clock.now().toISOString());
   }
 
   async flushLastUsed(): Promise<void> {

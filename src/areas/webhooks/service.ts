@@ -12,7 +12,7 @@ import { API_VERSION } from '../../platform/openapi.js';
 import type { AuditService } from '../audit/service.js';
 import type { Event } from '../events/service.js';
 import { RESOURCE_EVENT_TYPES } from '../events/service.js';
-import { actorOf, type KeysService } from '../keys/service.js';
+import { actorOf } from '../keys/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
 import {
@@ -130,16 +130,13 @@ export class WebhooksService {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly audit: AuditService,
-    private readonly keys: KeysService,
+    /** Which of these authorizing credentials (API keys, OAuth connections or apps) are still live. */
+    private readonly liveAuthorizers: (authorizers: Authorizer[]) => Promise<Set<string>>,
     private readonly usage: UsageService,
     private readonly secrets: SecretBox,
     private readonly sender: WebhookSender,
     private readonly options: { allowPrivateTargets: boolean; retrySchedule: number[]; leaseMs: number },
-  ) {
-    keys.onRevoked(async (exec, key) => {
-      await this.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked');
-    });
-  }
+  ) {}
 
   /** URL rules (decisions §8): https on 443, no user-info, every address public. */
   async checkUrl(raw: string): Promise<string> {
@@ -384,11 +381,11 @@ export class WebhooksService {
     return hooks.length;
   }
 
-  /** Cuts off webhooks whose authorizing key has expired; returns the ended credential ids. */
-  private async cutOffExpired(authorizers: Array<{ kind: string; id: string }>): Promise<string[]> {
-    const keyIds = [...new Set(authorizers.filter((authorizer) => authorizer.kind === 'api_key').map((authorizer) => authorizer.id))];
-    const usable = await this.keys.usableIds(keyIds);
-    const ended = keyIds.filter((id) => !usable.has(id));
+  /** Cuts off webhooks whose authorizing credential has ended; returns the ended credential ids. */
+  private async cutOffExpired(authorizers: Authorizer[]): Promise<string[]> {
+    const unique = [...new Map(authorizers.map((authorizer) => [authorizer.id, authorizer])).values()];
+    const live = await this.liveAuthorizers(unique);
+    const ended = unique.filter((authorizer) => !live.has(authorizer.id)).map((authorizer) => authorizer.id);
     if (ended.length > 0) await this.db.transaction().execute((trx) => this.cutOffAuthorizedBy(trx, ended, 'credential_expired'));
     return ended;
   }
@@ -435,6 +432,12 @@ export class WebhooksService {
   }
 }
 
-function authorizerOf(credential: Credential): { kind: string; id: string } {
-  return credential.kind === 'api_key' ? { kind: 'api_key', id: credential.id } : { kind: 'oauth_connection', id: credential.rateLimitKey };
+/** What a webhook's delivery depends on: an API key, an OAuth connection, or (client credentials) an app. */
+export interface Authorizer {
+  kind: string;
+  id: string;
+}
+
+export function authorizerOf(credential: Credential): Authorizer {
+  return credential.grant ?? { kind: 'api_key', id: credential.id };
 }

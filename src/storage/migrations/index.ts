@@ -3,6 +3,7 @@ import * as foundation from './0001_foundation.js';
 import * as resourcesEvents from './0002_resources_events.js';
 import * as rateLimits from './0003_rate_limits.js';
 import * as webhooks from './0004_webhooks.js';
+import * as oauth from './0005_oauth.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_resources_events': resourcesEvents,
   '0003_rate_limits': rateLimits,
   '0004_webhooks': webhooks,
+  '0005_oauth': oauth,
 };

@@ -1,0 +1,101 @@
+// Registered applications (apps:manage, which no OAuth token can hold).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { credentialOf } from '../../platform/access.js';
+import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import type { Executor } from '../../storage/schema.js';
+import type { AppRow, AppsService } from './service.js';
+
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
+const AppType = Type.Union([Type.Literal('public'), Type.Literal('confidential')]);
+const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https, or http to a loopback host; matched exactly' });
+const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 });
+
+const appFields = {
+  id: Type.String(),
+  clientId: Type.String(),
+  name: Type.String(),
+  type: AppType,
+  redirectUris: Type.Array(Type.String()),
+  scopes: Type.Array(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+};
+const AppSchema = Type.Object(appFields, { $id: 'App' });
+const AppWithSecret = Type.Object(
+  { ...appFields, clientSecret: Type.Optional(Type.String({ description: 'Confidential apps only; shown only here' })) },
+  { $id: 'AppWithSecret' },
+);
+
+export const appSchemas = [AppSchema, AppWithSecret];
+
+export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnections: (exec: Executor, app: AppRow) => Promise<void> }> = async (
+  app,
+  { apps, endConnections },
+) => {
+  const config = { auth: { scopes: ['apps:manage' as const] } };
+
+  app.post(
+    '/api/v1/apps',
+    {
+      config,
+      schema: {
+        summary: 'Register an application',
+        tags: ['apps'],
+        body: Type.Object({ name: Name, type: AppType, redirectUris: RedirectUris, scopes: Scopes }, { additionalProperties: false }),
+        response: { 201: ref('AppWithSecret') },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await apps.create(credentialOf(request), request.body)),
+  );
+
+  app.get(
+    '/api/v1/apps',
+    { config, schema: { summary: 'List applications', tags: ['apps'], response: { 200: Type.Object({ data: Type.Array(ref('App')) }) } } },
+    async (request) => ({ data: await apps.list(credentialOf(request).accountId) }),
+  );
+
+  app.get(
+    '/api/v1/apps/:id',
+    { config, schema: { summary: 'Get an application', tags: ['apps'], params: IdParams, response: { 200: ref('App') } } },
+    async (request) => apps.get(credentialOf(request).accountId, request.params.id),
+  );
+
+  app.patch(
+    '/api/v1/apps/:id',
+    {
+      config,
+      schema: {
+        summary: 'Change an application',
+        tags: ['apps'],
+        params: IdParams,
+        body: Type.Object(
+          {
+            name: Type.Optional(Name),
+            redirectUris: Type.Optional(RedirectUris),
+            scopes: Type.Optional(Scopes),
+            type: Type.Optional(Type.Unknown({ description: 'Not changeable: sending it is an error' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ref('App') },
+      },
+    },
+    async (request) => apps.update(credentialOf(request), request.params.id, request.body as Parameters<AppsService['update']>[2]),
+  );
+
+  app.delete(
+    '/api/v1/apps/:id',
+    { config, schema: { summary: 'Delete an application (ends its connections and tokens)', tags: ['apps'], params: IdParams, response: { 204: NoContent } } },
+    async (request, reply) => {
+      await apps.delete(credentialOf(request), request.params.id, endConnections);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/v1/apps/:id/rotate-secret',
+    { config, schema: { summary: 'Replace the client secret', tags: ['apps'], params: IdParams, response: { 200: ref('AppWithSecret') } } },
+    async (request) => apps.rotateSecret(credentialOf(request), request.params.id),
+  );
+};

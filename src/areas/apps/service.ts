@@ -1,0 +1,185 @@
+import type { Kysely } from 'kysely';
+import type { Database, Executor } from '../../storage/schema.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Credential } from '../../platform/credential.js';
+import { ApiError, conflict, insufficientScope, invalidField, notFound, type ErrorDetail } from '../../platform/errors.js';
+import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
+import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
+import type { AuditService } from '../audit/service.js';
+import { actorOf } from '../keys/service.js';
+import { deleteApp, existingAppIds, findApp, findAppByClientId, insertApp, listApps, updateApp, type AppRow } from './store.js';
+
+export type { AppRow };
+
+export interface App {
+  id: string;
+  clientId: string;
+  name: string;
+  type: 'public' | 'confidential';
+  redirectUris: string[];
+  scopes: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AppInput {
+  name?: string;
+  type?: 'public' | 'confidential';
+  redirectUris?: string[];
+  scopes?: string[];
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Why a redirect URI is refused (https, or http to a loopback host per RFC 8252; no fragment), or undefined. */
+export function redirectUriProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (raw.includes('#')) return 'must not contain a fragment';
+  if (url.username || url.password) return 'must not contain user information';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  return 'must use https, or http to a loopback address (localhost, 127.0.0.1, [::1])';
+}
+
+function toApp(row: AppRow): App {
+  return {
+    id: row.id,
+    clientId: row.clientId,
+    name: row.name,
+    type: row.type,
+    redirectUris: row.redirectUris,
+    scopes: row.scopes,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export class AppsService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+  ) {}
+
+  private validate(caller: Credential, input: AppInput): void {
+    const details: ErrorDetail[] = [];
+    input.redirectUris?.forEach((uri, index) => {
+      const problem = redirectUriProblem(uri);
+      if (problem) details.push({ path: `/redirectUris/${index}`, message: problem });
+    });
+    input.scopes?.forEach((scope, index) => {
+      if (!isScope(scope)) details.push({ path: `/scopes/${index}`, message: `unknown scope "${scope}"` });
+      else if (!OAUTH_GRANTABLE.has(scope)) details.push({ path: `/scopes/${index}`, message: `${scope} can never be granted to an app` });
+    });
+    if (details.length > 0) throw new ApiError(400, 'invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
+    const missing = (input.scopes ?? []).filter((scope) => !caller.scopes.includes(scope as Scope));
+    if (missing.length > 0) throw insufficientScope(missing as Scope[]);
+  }
+
+  async create(caller: Credential, input: Required<Pick<AppInput, 'name' | 'type' | 'redirectUris' | 'scopes'>>): Promise<App & { clientSecret?: string }> {
+    this.validate(caller, input);
+    const now = this.clock.now().toISOString();
+    const clientSecret = input.type === 'confidential' ? newSecret('ddcs') : undefined;
+    const row: AppRow = {
+      id: newId('app'),
+      accountId: caller.accountId,
+      clientId: newId('ddc'),
+      name: input.name.trim(),
+      type: input.type,
+      redirectUris: [...new Set(input.redirectUris)],
+      scopes: [...new Set(input.scopes)],
+      clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await insertApp(trx, row);
+      await this.audit.record(trx, {
+        accountId: caller.accountId,
+        type: 'app.created',
+        actor: actorOf(caller),
+        target: { type: 'app', id: row.id },
+        data: { name: row.name, clientId: row.clientId, type: row.type },
+      });
+    });
+    return { ...toApp(row), ...(clientSecret ? { clientSecret } : {}) };
+  }
+
+  async list(accountId: string): Promise<App[]> {
+    return (await listApps(this.db, accountId)).map(toApp);
+  }
+
+  async get(accountId: string, id: string): Promise<App> {
+    return toApp(await this.require(this.db, accountId, id));
+  }
+
+  private async require(exec: Executor, accountId: string, id: string): Promise<AppRow> {
+    const row = await findApp(exec, accountId, id);
+    if (!row) throw notFound('App');
+    return row;
+  }
+
+  async update(caller: Credential, id: string, input: AppInput): Promise<App> {
+    if (input.type !== undefined) throw invalidField('/type', 'cannot be changed; register a new app instead');
+    if (input.name === undefined && input.redirectUris === undefined && input.scopes === undefined) {
+      throw new ApiError(400, 'invalid_request', 'Send at least one of name, redirectUris, scopes');
+    }
+    this.validate(caller, input);
+    return this.db.transaction().execute(async (trx) => {
+      const current = await this.require(trx, caller.accountId, id);
+      const next: AppRow = {
+        ...current,
+        name: input.name?.trim() ?? current.name,
+        redirectUris: input.redirectUris ? [...new Set(input.redirectUris)] : current.redirectUris,
+        scopes: input.scopes ? [...new Set(input.scopes)] : current.scopes,
+        updatedAt: this.clock.now().toISOString(),
+      };
+      await updateApp(trx, next);
+      await this.audit.record(trx, {
+        accountId: caller.accountId,
+        type: 'app.updated',
+        actor: actorOf(caller),
+        target: { type: 'app', id },
+        data: { changed: (['name', 'redirectUris', 'scopes'] as const).filter((field) => input[field] !== undefined) },
+      });
+      return toApp(next);
+    });
+  }
+
+  /** Deleting an app ends its connections and tokens (their rows go with it). */
+  async delete(caller: Credential, id: string, beforeDelete: (exec: Executor, app: AppRow) => Promise<void>): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const app = await this.require(trx, caller.accountId, id);
+      await beforeDelete(trx, app);
+      await deleteApp(trx, id);
+      await this.audit.record(trx, { accountId: caller.accountId, type: 'app.deleted', actor: actorOf(caller), target: { type: 'app', id }, data: { clientId: app.clientId } });
+    });
+  }
+
+  async rotateSecret(caller: Credential, id: string): Promise<App & { clientSecret: string }> {
+    const clientSecret = newSecret('ddcs');
+    const app = await this.db.transaction().execute(async (trx) => {
+      const current = await this.require(trx, caller.accountId, id);
+      if (current.type !== 'confidential') throw conflict('Public apps have no client secret');
+      const next = { ...current, clientSecretHash: sha256Hex(clientSecret), updatedAt: this.clock.now().toISOString() };
+      await updateApp(trx, next);
+      await this.audit.record(trx, { accountId: caller.accountId, type: 'app.secret_rotated', actor: actorOf(caller), target: { type: 'app', id } });
+      return next;
+    });
+    return { ...toApp(app), clientSecret };
+  }
+
+  existingIds(ids: string[]): Promise<Set<string>> {
+    return existingAppIds(this.db, ids);
+  }
+
+  /** The app with this client id, for the OAuth endpoints. */
+  byClientId(clientId: string, exec: Executor = this.db): Promise<AppRow | undefined> {
+    return findAppByClientId(exec, clientId);
+  }
+}

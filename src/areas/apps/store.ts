@@ -1,0 +1,91 @@
+import type { Executor } from '../../storage/schema.js';
+
+export interface AppRow {
+  id: string;
+  accountId: string;
+  clientId: string;
+  name: string;
+  type: 'public' | 'confidential';
+  redirectUris: string[];
+  scopes: string[];
+  clientSecretHash: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type Columns = {
+  id: string;
+  account_id: string;
+  client_id: string;
+  name: string;
+  type: string;
+  redirect_uris: string;
+  scopes: string;
+  client_secret_hash: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+function toApp(row: Columns): AppRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    clientId: row.client_id,
+    name: row.name,
+    type: row.type as AppRow['type'],
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    scopes: JSON.parse(row.scopes) as string[],
+    clientSecretHash: row.client_secret_hash,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toColumns(app: AppRow): Columns {
+  return {
+    id: app.id,
+    account_id: app.accountId,
+    client_id: app.clientId,
+    name: app.name,
+    type: app.type,
+    redirect_uris: JSON.stringify(app.redirectUris),
+    scopes: JSON.stringify(app.scopes),
+    client_secret_hash: app.clientSecretHash,
+    created_at: app.createdAt,
+    updated_at: app.updatedAt,
+  };
+}
+
+export async function insertApp(db: Executor, app: AppRow): Promise<void> {
+  await db.insertInto('apps').values(toColumns(app)).execute();
+}
+
+export async function updateApp(db: Executor, app: AppRow): Promise<void> {
+  const { id: _id, account_id: _account, client_id: _client, created_at: _created, ...changes } = toColumns(app);
+  await db.updateTable('apps').set(changes).where('id', '=', app.id).execute();
+}
+
+export async function findApp(db: Executor, accountId: string, id: string): Promise<AppRow | undefined> {
+  const row = await db.selectFrom('apps').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return row && toApp(row);
+}
+
+export async function findAppByClientId(db: Executor, clientId: string): Promise<AppRow | undefined> {
+  const row = await db.selectFrom('apps').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+  return row && toApp(row);
+}
+
+export async function listApps(db: Executor, accountId: string): Promise<AppRow[]> {
+  const rows = await db.selectFrom('apps').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  return rows.map(toApp);
+}
+
+export async function deleteApp(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('apps').where('id', '=', id).execute();
+}
+
+export async function existingAppIds(db: Executor, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('apps').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((row) => row.id));
+}

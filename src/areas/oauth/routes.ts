@@ -1,0 +1,257 @@
+// The OAuth 2.0 endpoints: metadata (RFC 8414), the approval page, token and revocation. Token
+// and revocation speak form data and answer errors as RFC 6749 §5.2 JSON, not the API's body.
+import formbody from '@fastify/formbody';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError, FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import { ApiError } from '../../platform/errors.js';
+import { sendError } from '../../platform/http-contract.js';
+import { ref } from '../../platform/schemas.js';
+import { OAUTH_GRANTABLE } from '../../platform/scopes.js';
+import { approvalPage, errorPage } from './page.js';
+import { OAuthError, UntrustedRedirectError, type AuthorizationRequest, type OAuthService } from './service.js';
+
+const OAuthErrorSchema = Type.Object(
+  { error: Type.String(), error_description: Type.Optional(Type.String()) },
+  { $id: 'OAuthError', description: 'RFC 6749 §5.2 error' },
+);
+const TokenResponseSchema = Type.Object(
+  {
+    access_token: Type.String(),
+    token_type: Type.Literal('Bearer'),
+    expires_in: Type.Integer({ maximum: 900 }),
+    scope: Type.String(),
+    refresh_token: Type.Optional(Type.String()),
+  },
+  { $id: 'TokenResponse' },
+);
+const MetadataSchema = Type.Object(
+  {
+    issuer: Type.String(),
+    authorization_endpoint: Type.String(),
+    token_endpoint: Type.String(),
+    revocation_endpoint: Type.String(),
+    response_types_supported: Type.Array(Type.String()),
+    grant_types_supported: Type.Array(Type.String()),
+    code_challenge_methods_supported: Type.Array(Type.String()),
+    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    scopes_supported: Type.Array(Type.String()),
+    authorization_response_iss_parameter_supported: Type.Boolean(),
+  },
+  { $id: 'AuthorizationServerMetadata' },
+);
+
+export const oauthSchemas = [OAuthErrorSchema, TokenResponseSchema, MetadataSchema];
+
+const Html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } });
+const Redirect = { description: 'See Other: to the app’s redirect URI', type: 'null' };
+const AuthorizeParams = Type.Object(
+  {
+    response_type: Type.Optional(Type.String()),
+    client_id: Type.Optional(Type.String()),
+    redirect_uri: Type.Optional(Type.String()),
+    scope: Type.Optional(Type.String()),
+    state: Type.Optional(Type.String()),
+    code_challenge: Type.Optional(Type.String()),
+    code_challenge_method: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+const FormFields = (names: string[]) =>
+  Type.Object(Object.fromEntries(names.map((name) => [name, Type.Optional(Type.String())])), { additionalProperties: true });
+
+type Params = Record<string, string | undefined>;
+
+function redirectWith(reply: FastifyReply, redirectUri: string, params: Record<string, string>): FastifyReply {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  return reply.code(303).header('location', url.toString()).send();
+}
+
+/** Headers of every page: never cached, never framed, no scripts, forms only to us and the app. */
+function pageHeaders(reply: FastifyReply, redirectUri?: string): FastifyReply {
+  const formTargets = redirectUri ? ` ${new URL(redirectUri).origin}` : '';
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache')
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer')
+    .header(
+      'content-security-policy',
+      `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTargets}; frame-ancestors 'none'; base-uri 'none'`,
+    );
+}
+
+export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = async (app, { oauth }) => {
+  await app.register(formbody);
+  const publicRoute = { auth: 'public' as const };
+
+  // Token and revocation errors are RFC 6749 JSON; what the platform raises (429) keeps its body.
+  app.setErrorHandler((error: FastifyError | OAuthError | ApiError, request, reply) => {
+    if (error instanceof OAuthError) {
+      if (error.status === 401 && request.headers.authorization?.toLowerCase().startsWith('basic')) {
+        reply.header('www-authenticate', 'Basic realm="devdata"');
+      }
+      return reply.code(error.status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.description });
+    }
+    if (error instanceof ApiError) return sendError(request, reply, { status: error.statusCode, code: error.code, message: error.message, headers: error.headers });
+    const status = (error as FastifyError).statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    const description = status === 413 ? 'The request body is too large' : status >= 500 ? 'Internal server error' : 'The request is malformed';
+    return reply.code(status >= 500 ? 500 : 400).header('cache-control', 'no-store').send({ error: status >= 500 ? 'server_error' : 'invalid_request', error_description: description });
+  });
+
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    { config: publicRoute, schema: { summary: 'Authorization server metadata (RFC 8414)', tags: ['oauth'], response: { 200: ref('AuthorizationServerMetadata') } } },
+    async () => {
+      const issuer = oauth.issuer;
+      return {
+        issuer,
+        authorization_endpoint: `${issuer}/oauth/authorize`,
+        token_endpoint: `${issuer}/oauth/token`,
+        revocation_endpoint: `${issuer}/oauth/revoke`,
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
+        revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
+        scopes_supported: [...OAUTH_GRANTABLE],
+        authorization_response_iss_parameter_supported: true,
+      };
+    },
+  );
+
+  /** Validates an authorization request, answering the fault itself: a page, or a redirect to the app. */
+  async function authorizationRequest(params: Params, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
+    let trusted;
+    try {
+      trusted = await oauth.trustedClient(params);
+    } catch (error) {
+      if (!(error instanceof UntrustedRedirectError)) throw error;
+      pageHeaders(reply).code(400).send(errorPage(error.message));
+      return undefined;
+    }
+    try {
+      return oauth.validateRequest(trusted.app, trusted.redirectUri, params);
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      redirectWith(reply, trusted.redirectUri, {
+        error: error.error,
+        error_description: error.description,
+        ...(params.state !== undefined ? { state: params.state } : {}),
+        iss: oauth.issuer,
+      });
+      return undefined;
+    }
+  }
+
+  app.get(
+    '/oauth/authorize',
+    {
+      config: publicRoute,
+      schema: {
+        summary: 'The approval page (browser)',
+        tags: ['oauth'],
+        querystring: AuthorizeParams,
+        response: { 200: Html('The approval page'), 303: Redirect, 400: Html('An unknown client or redirect URI') },
+      },
+    },
+    async (request, reply) => {
+      const params = request.query as Params;
+      const authorization = await authorizationRequest(params, reply);
+      if (!authorization) return reply;
+      return pageHeaders(reply, authorization.redirectUri).send(approvalPage(authorization, await oauth.formToken(authorization)));
+    },
+  );
+
+  app.post(
+    '/oauth/authorize',
+    {
+      config: publicRoute,
+      schema: {
+        summary: 'The approval page’s choice: Connect (with an API key) or Cancel',
+        tags: ['oauth'],
+        body: FormFields(['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'api_key', 'csrf', 'action']),
+        response: {
+          303: Redirect,
+          400: Html('An unknown client or redirect URI, or an expired form'),
+          401: Html('The page again: the API key is not valid'),
+          403: Html('The page again: the API key lacks a requested scope'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const form = (request.body ?? {}) as Params;
+      const authorization = await authorizationRequest(form, reply);
+      if (!authorization) return reply;
+      if (!(await oauth.checkFormToken(authorization, form.csrf))) {
+        return pageHeaders(reply).code(400).send(errorPage('This approval form has expired or was not issued by this service. Start again from the application.'));
+      }
+      const iss = oauth.issuer;
+      if (form.action === 'cancel') {
+        return redirectWith(reply, authorization.redirectUri, { error: 'access_denied', error_description: 'The user cancelled', state: authorization.state, iss });
+      }
+      if (form.action !== 'approve') return pageHeaders(reply).code(400).send(errorPage('Choose Connect or Cancel.'));
+      const outcome = await oauth.approve(authorization, (form.api_key ?? '').trim());
+      if ('problem' in outcome) {
+        const status = outcome.problem.includes('permission') ? 403 : 401;
+        return pageHeaders(reply, authorization.redirectUri).code(status).send(approvalPage(authorization, await oauth.formToken(authorization), outcome.problem));
+      }
+      return redirectWith(reply, authorization.redirectUri, { code: outcome.code, state: authorization.state, iss });
+    },
+  );
+
+  /** Form data only, each field once (RFC 6749 §3.2). */
+  function formOf(request: { headers: Record<string, unknown>; body: unknown }): Params {
+    const type = String(request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'Send form data (application/x-www-form-urlencoded)');
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(body)) {
+      if (typeof value !== 'string') throw new OAuthError('invalid_request', `${name} must be sent once`);
+    }
+    return body as Params;
+  }
+
+  const oauthErrors = { 400: ref('OAuthError'), 401: ref('OAuthError'), 429: ref('Error'), '4xx': ref('OAuthError'), '5xx': ref('OAuthError') };
+
+  app.post(
+    '/oauth/token',
+    {
+      config: publicRoute,
+      schema: {
+        summary: 'Token endpoint: authorization_code, refresh_token, client_credentials',
+        tags: ['oauth'],
+        body: FormFields(['grant_type', 'client_id', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope']),
+        response: { 200: ref('TokenResponse'), ...oauthErrors },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      const form = formOf(request);
+      const client = await oauth.authenticateClient(request.headers.authorization, form);
+      return oauth.token(client, form);
+    },
+  );
+
+  app.post(
+    '/oauth/revoke',
+    {
+      config: publicRoute,
+      schema: {
+        summary: 'Revoke a token (RFC 7009): a refresh token ends its connection',
+        tags: ['oauth'],
+        body: FormFields(['token', 'token_type_hint', 'client_id']),
+        response: { 200: { description: 'Revoked, or nothing to revoke', type: 'null' }, ...oauthErrors },
+      },
+    },
+    async (request, reply) => {
+      const form = formOf(request);
+      const client = await oauth.authenticateClient(request.headers.authorization, form);
+      await oauth.revoke(client, form.token);
+      return reply.code(200).header('cache-control', 'no-store').send();
+    },
+  );
+};
