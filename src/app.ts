@@ -23,6 +23,7 @@ import { webhookRoutes, webhookSchemas } from './areas/webhooks/routes.js';
 import { authorizerOf, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTORY_KEPT } from './areas/webhooks/service.js';
 import { appRoutes, appSchemas } from './areas/apps/routes.js';
 import { oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
+import { developerRoutes, developerSchemas } from './areas/developer/routes.js';
 import { PeriodicTask } from './workers/periodic-task.js';
 import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
@@ -95,6 +96,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...webhookSchemas,
     ...appSchemas,
     ...oauthSchemas,
+    ...developerSchemas,
   ]);
 
   const features: Feature[] = [
@@ -131,6 +133,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       codeTtlSeconds: 300,
     },
     { name: 'apps', description: 'Registered applications, public and confidential', maxRedirectUris: 10 },
+    {
+      name: 'developer',
+      description: 'Developer signup with a session cookie (no API key: the operator issues the first one)',
+      signupAttemptsPerIpPerHour: 5,
+      sessionHours: config.developerSessionTtlSeconds / 3600,
+      signupOpen: true,
+    },
   ];
   await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [...EVENT_TYPES] });
   await app.register(keyRoutes, { keys: services.keys });
@@ -149,6 +158,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(webhookRoutes, { webhooks: services.webhooks });
   await app.register(appRoutes, { apps: services.apps, endConnections: (exec, registered) => services.oauth.endAppGrants(exec, registered) });
   await app.register(oauthRoutes, { oauth: services.oauth });
+  await app.register(developerRoutes, { developer: services.developer, sessionTtlSeconds: config.developerSessionTtlSeconds });
 
   const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 16, pollIntervalMs: 500 });
   services.events.onCommit(() => {

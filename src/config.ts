@@ -19,6 +19,7 @@ export interface Config {
   webhookLeaseSeconds: number;
   accessTokenTtlSeconds: number;
   signupCapacity: number;
+  developerSessionTtlSeconds: number;
   streamLimitPerAccount: number;
   /** 32-byte key for AES-256-GCM encryption of webhook signing secrets; absent = stored in plain text. */
   secretsKey: Buffer | undefined;
@@ -114,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 30, 11, 3600),
     accessTokenTtlSeconds: Math.min(integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 1), MAX_ACCESS_TOKEN_TTL_SECONDS),
     signupCapacity: integer(env, 'SIGNUP_CAPACITY', 10000, 0),
+    developerSessionTtlSeconds: integer(env, 'DEVELOPER_SESSION_TTL_SECONDS', 43_200, 1, 43_200),
     streamLimitPerAccount: integer(env, 'STREAM_LIMIT_PER_ACCOUNT', 20, 1),
     secretsKey: secretsKey(env),
     logLevel,

@@ -16,6 +16,7 @@ import { ResourcesService } from './areas/resources/service.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
 import { WebhooksService, type Authorizer } from './areas/webhooks/service.js';
 import { AppsService } from './areas/apps/service.js';
+import { DeveloperService } from './areas/developer/service.js';
 import { OAuthService } from './areas/oauth/service.js';
 import { SecretBox } from './platform/secret-box.js';
 
@@ -30,6 +31,7 @@ export interface Services {
   webhooks: WebhooksService;
   apps: AppsService;
   oauth: OAuthService;
+  developer: DeveloperService;
   /** Which of these credentials (API keys, OAuth connections, OAuth apps) are still live. */
   liveCredentials: (authorizers: Authorizer[]) => Promise<Set<string>>;
 }
@@ -67,7 +69,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     await notifying.start();
     bus = notifying;
   }
-  const counter = storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter();
+  const newCounter = () => (storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter());
   const events = new EventsService(db, clock, config.eventRetention, bus, usage);
   const keys = new KeysService(db, clock, audit);
   const apps = new AppsService(db, clock, audit);
@@ -96,9 +98,15 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   // Delivery stops with the credential that authorized it, in the transaction that ends it.
   keys.onRevoked(async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
   oauth.onConnectionEnded(async (exec, connectionIds) => void (await webhooks.cutOffAuthorizedBy(exec, connectionIds, 'credential_revoked')));
+  const accounts = new AccountsService(db, clock, audit);
+  const developer = new DeveloperService(db, clock, accounts, audit, new RateLimiter(newCounter(), clock, 3_600_000), {
+    capacity: config.signupCapacity,
+    sessionTtlSeconds: config.developerSessionTtlSeconds,
+  });
   const services: Services = {
     audit,
-    accounts: new AccountsService(db, clock, audit),
+    accounts,
+    developer,
     keys,
     usage,
     system: new SystemService(storage, clock),
@@ -114,7 +122,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     clock,
     storage,
     services,
-    rateLimiter: new RateLimiter(counter, clock),
+    rateLimiter: new RateLimiter(newCounter(), clock),
     async close() {
       await sender.close();
       await bus.close();

@@ -1,4 +1,4 @@
-// Fixed one-minute windows aligned to the clock, per credential (or per IP when anonymous).
+// Fixed windows aligned to the clock (one minute for API requests), per credential or per IP.
 // The counter sits behind an interface: in memory for one process, shared storage for several.
 import type { Clock } from './clock.js';
 
@@ -40,11 +40,12 @@ export class RateLimiter {
   constructor(
     private readonly counter: RateLimitCounter,
     private readonly clock: Clock,
+    private readonly windowMs = WINDOW_MS,
   ) {}
 
   async check(key: string, limit: number, increment: boolean): Promise<RateLimitDecision> {
     const now = this.clock.now().getTime();
-    const windowStart = now - (now % WINDOW_MS);
+    const windowStart = now - (now % this.windowMs);
     let count: number;
     try {
       count = await this.counter.hit(key, windowStart, increment);
@@ -56,7 +57,7 @@ export class RateLimiter {
       allowed: count <= limit,
       limit,
       remaining: Math.max(0, limit - count),
-      resetSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000)),
+      resetSeconds: Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000)),
     };
   }
 }

@@ -46,19 +46,33 @@ export function openStorage(databaseUrl: string): Storage {
   const backend: Backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
   const db = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl);
   const notifications = backend === 'postgres' ? new PostgresNotifications(databaseUrl) : undefined;
+  // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
+  // On PostgreSQL its tables go in the current schema, named explicitly: otherwise the migrator
+  // would take another schema's migration table for its own.
+  async function migrateOnce(): Promise<void> {
+    const migrationTableSchema =
+      backend === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+    const { error, results } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema }).migrateToLatest();
+    const failed = results?.find((result) => result.status === 'Error');
+    if (error) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, { cause: error });
+  }
+
   return {
     db,
     backend,
     notifications,
     async migrate() {
-      // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
-      // On PostgreSQL its tables go in the current schema, named explicitly: otherwise the migrator
-      // would take another schema's migration table for its own.
-      const migrationTableSchema =
-        backend === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
-      const { error, results } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema }).migrateToLatest();
-      const failed = results?.find((result) => result.status === 'Error');
-      if (error) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, { cause: error });
+      // The migrator lists the tables of every schema before it starts; on PostgreSQL that listing
+      // fails when another schema is dropped meanwhile, so such a failure is retried.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await migrateOnce();
+        } catch (error) {
+          const code = (error as { cause?: { code?: string } }).cause?.code;
+          if (backend !== 'postgres' || attempt >= 5 || (code !== '3F000' && code !== '42P01')) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+        }
+      }
     },
     async ping() {
       await sql`select id from accounts limit 1`.execute(db);

@@ -3,16 +3,20 @@ import type { Kysely } from 'kysely';
 import type { RateLimitCounter } from '../platform/rate-limit.js';
 import type { Database } from './schema.js';
 
+const SWEEP_EVERY_MS = 60_000;
+/** Longer than the longest window in use (signup attempts: one hour). */
+const KEEP_MS = 2 * 60 * 60_000;
+
 export class StoredRateLimitCounter implements RateLimitCounter {
   private lastSweep = 0;
 
   constructor(private readonly db: Kysely<Database>) {}
 
   async hit(key: string, windowStart: number, increment: boolean): Promise<number> {
-    if (windowStart !== this.lastSweep) {
-      // Once a minute per process, windows that ended are dropped.
+    if (windowStart - this.lastSweep >= SWEEP_EVERY_MS) {
+      // Now and then, windows that ended long ago (longer than any limiter's window) are dropped.
       this.lastSweep = windowStart;
-      await this.db.deleteFrom('rate_limit_windows').where('window_start', '<', windowStart).execute();
+      await this.db.deleteFrom('rate_limit_windows').where('window_start', '<', windowStart - KEEP_MS).execute();
     }
     if (!increment) {
       const row = await this.db

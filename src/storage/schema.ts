@@ -11,6 +11,16 @@ export interface AccountsTable {
   event_seq: Generated<number>;
   /** Last audit position handed out, the audit log's cursor. */
   audit_seq: Generated<number>;
+  /** operator (CLI) or signup. */
+  origin: Generated<string>;
+}
+
+export interface DeveloperSessionsTable {
+  token_hash: string;
+  account_id: string;
+  created_at: string;
+  expires_at: string;
+  ended_at: string | null;
 }
 
 export interface ApiKeysTable {
@@ -206,6 +216,7 @@ export interface Database {
   oauth_connections: OAuthConnectionsTable;
   oauth_codes: OAuthCodesTable;
   oauth_tokens: OAuthTokensTable;
+  developer_sessions: DeveloperSessionsTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { conflict } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Actor, AuditService } from '../audit/service.js';
-import { countAccounts, emailTaken, findAccount, insertAccount, type AccountRow } from './store.js';
+import { countAccounts, emailTaken, findAccount, insertAccount, type AccountOrigin, type AccountRow } from './store.js';
 
 export type Account = AccountRow;
 
@@ -16,11 +16,11 @@ export class AccountsService {
   ) {}
 
   /** Creates an account and records `account.created`; run inside the caller's transaction. */
-  async create(exec: Executor, input: { name: string; email?: string | null }, actor: Actor): Promise<Account> {
+  async create(exec: Executor, input: { name: string; email?: string | null; origin?: AccountOrigin }, actor: Actor): Promise<Account> {
     const email = input.email?.trim().toLowerCase() ?? null;
     if (email !== null && (await emailTaken(exec, email))) throw conflict('An account with this email already exists');
     const account: Account = { id: newId('acc'), name: input.name.trim(), email, createdAt: this.clock.now().toISOString() };
-    await insertAccount(exec, account);
+    await insertAccount(exec, account, input.origin ?? 'operator');
     await this.audit.record(exec, { accountId: account.id, type: 'account.created', actor, target: { type: 'account', id: account.id } });
     return account;
   }
@@ -29,7 +29,7 @@ export class AccountsService {
     return findAccount(exec, id);
   }
 
-  count(exec: Executor = this.db): Promise<number> {
-    return countAccounts(exec);
+  count(origin: AccountOrigin, exec: Executor = this.db): Promise<number> {
+    return countAccounts(exec, origin);
   }
 }

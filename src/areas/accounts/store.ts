@@ -7,10 +7,12 @@ export interface AccountRow {
   createdAt: string;
 }
 
-export async function insertAccount(db: Executor, account: AccountRow): Promise<void> {
+export type AccountOrigin = 'operator' | 'signup';
+
+export async function insertAccount(db: Executor, account: AccountRow, origin: AccountOrigin): Promise<void> {
   await db
     .insertInto('accounts')
-    .values({ id: account.id, name: account.name, email: account.email, created_at: account.createdAt })
+    .values({ id: account.id, name: account.name, email: account.email, created_at: account.createdAt, origin })
     .execute();
 }
 
@@ -24,7 +26,11 @@ export async function emailTaken(db: Executor, email: string): Promise<boolean> 
   return row !== undefined;
 }
 
-export async function countAccounts(db: Executor): Promise<number> {
-  const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+export async function countAccounts(db: Executor, origin: AccountOrigin): Promise<number> {
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('origin', '=', origin)
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }

@@ -1,0 +1,80 @@
+// Developer signup and the session cookie. The cookie authenticates only these routes (and a
+// console, if one is built): it is never an API credential.
+import cookie from '@fastify/cookie';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { unauthorized } from '../../platform/errors.js';
+import { NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import type { DeveloperService, DeveloperSession } from './service.js';
+
+export const SESSION_COOKIE = '__Host-service_developer_session';
+
+const SessionSchema = Type.Object(
+  {
+    account: Type.Object({ id: Type.String(), name: Type.String(), email: Type.Union([Type.String(), Type.Null()]), createdAt: Timestamp }),
+    session: Type.Object({ expiresAt: Timestamp }),
+  },
+  { $id: 'DeveloperSession' },
+);
+
+export const developerSchemas = [SessionSchema];
+
+/** Exactly the attributes the specification names: __Host- prefix, Path=/, Secure, HttpOnly, SameSite=Strict. */
+function sessionCookie(value: string, maxAgeSeconds: number): string {
+  return `${SESSION_COOKIE}=${value}; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
+}
+
+export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperService; sessionTtlSeconds: number }> = async (
+  app,
+  { developer, sessionTtlSeconds },
+) => {
+  await app.register(cookie);
+  const publicRoute = { auth: 'public' as const };
+  const view = (session: DeveloperSession) => ({ account: session.account, session: session.session });
+
+  app.post(
+    '/api/v1/developer/signup',
+    {
+      config: publicRoute,
+      schema: {
+        summary: 'Create a developer account and start a session (no API key is returned)',
+        tags: ['developer'],
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
+            email: Type.String({ format: 'email', maxLength: 254 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: ref('DeveloperSession') },
+      },
+      // Every attempt counts, failed ones too: the count is taken before the body is validated.
+      preValidation: async (request) => developer.countAttempt(request.ip),
+    },
+    async (request, reply) => {
+      const created = await developer.signup(request.body);
+      reply.header('set-cookie', sessionCookie(created.token, sessionTtlSeconds));
+      return reply.code(201).send(view(created));
+    },
+  );
+
+  app.get(
+    '/api/v1/developer/session',
+    { config: publicRoute, schema: { summary: 'The current developer session (cookie)', tags: ['developer'], response: { 200: ref('DeveloperSession') } } },
+    async (request) => {
+      const session = await developer.session(request.cookies[SESSION_COOKIE]);
+      if (!session) throw unauthorized('No valid developer session', request.cookies[SESSION_COOKIE] !== undefined);
+      return view(session);
+    },
+  );
+
+  app.post(
+    '/api/v1/developer/logout',
+    { config: publicRoute, schema: { summary: 'End the developer session and expire its cookie', tags: ['developer'], response: { 204: NoContent } } },
+    async (request, reply) => {
+      await developer.logout(request.cookies[SESSION_COOKIE]);
+      reply.header('set-cookie', sessionCookie('', 0));
+      return reply.code(204).send(null);
+    },
+  );
+};
