@@ -24,6 +24,7 @@ import { authorizerOf, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTOR
 import { appRoutes, appSchemas } from './areas/apps/routes.js';
 import { oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
 import { developerRoutes, developerSchemas } from './areas/developer/routes.js';
+import { scheduleRoutes, scheduleSchemas } from './areas/schedules/routes.js';
 import { PeriodicTask } from './workers/periodic-task.js';
 import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
@@ -97,6 +98,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...appSchemas,
     ...oauthSchemas,
     ...developerSchemas,
+    ...scheduleSchemas,
   ]);
 
   const features: Feature[] = [
@@ -133,6 +135,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       codeTtlSeconds: 300,
     },
     { name: 'apps', description: 'Registered applications, public and confidential', maxRedirectUris: 10 },
+    { name: 'schedules', description: 'Cron (5 fields, IANA time zones) or one-shot schedules that set a state or publish an event', actions: ['set_state', 'publish_event'], missedRunGraceMinutes: 60 },
     {
       name: 'developer',
       description: 'Developer signup with a session cookie (no API key: the operator issues the first one)',
@@ -159,6 +162,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(appRoutes, { apps: services.apps, endConnections: (exec, registered) => services.oauth.endAppGrants(exec, registered) });
   await app.register(oauthRoutes, { oauth: services.oauth });
   await app.register(developerRoutes, { developer: services.developer, sessionTtlSeconds: config.developerSessionTtlSeconds });
+  await app.register(scheduleRoutes, { schedules: services.schedules });
 
   const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 16, pollIntervalMs: 500 });
   services.events.onCommit(() => {
@@ -175,7 +179,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await services.events.prune();
     await services.webhooks.housekeeping();
   }, app.log);
-  for (const task of [flush, retention]) {
+  // Due schedules are looked for every second; a claim in storage makes each run happen once.
+  const scheduler = new PeriodicTask('scheduler', 1000, async () => void (await services.schedules.runDue()), app.log);
+  for (const task of [flush, retention, scheduler]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();
   }
@@ -183,6 +189,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onClose', async () => {
     await dispatcher.stop();
+    await scheduler.stop({ finalRun: false });
     await retention.stop({ finalRun: false });
     await flush.stop({ finalRun: true });
     if (ownsContext) await context.close();

@@ -17,6 +17,7 @@ import { WebhookSender } from './areas/webhooks/sender.js';
 import { WebhooksService, type Authorizer } from './areas/webhooks/service.js';
 import { AppsService } from './areas/apps/service.js';
 import { DeveloperService } from './areas/developer/service.js';
+import { SchedulesService } from './areas/schedules/service.js';
 import { OAuthService } from './areas/oauth/service.js';
 import { SecretBox } from './platform/secret-box.js';
 
@@ -32,6 +33,7 @@ export interface Services {
   apps: AppsService;
   oauth: OAuthService;
   developer: DeveloperService;
+  schedules: SchedulesService;
   /** Which of these credentials (API keys, OAuth connections, OAuth apps) are still live. */
   liveCredentials: (authorizers: Authorizer[]) => Promise<Set<string>>;
 }
@@ -99,6 +101,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   keys.onRevoked(async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
   oauth.onConnectionEnded(async (exec, connectionIds) => void (await webhooks.cutOffAuthorizedBy(exec, connectionIds, 'credential_revoked')));
   const accounts = new AccountsService(db, clock, audit);
+  const resources = new ResourcesService(db, clock, events);
   const developer = new DeveloperService(db, clock, accounts, audit, new RateLimiter(newCounter(), clock, 3_600_000), {
     capacity: config.signupCapacity,
     sessionTtlSeconds: config.developerSessionTtlSeconds,
@@ -111,7 +114,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     usage,
     system: new SystemService(storage, clock),
     events,
-    resources: new ResourcesService(db, clock, events),
+    resources,
+    schedules: new SchedulesService(db, clock, audit, events, resources),
     webhooks,
     apps,
     oauth,

@@ -200,6 +200,23 @@ export interface OAuthTokensTable {
   rotated_at: string | null;
 }
 
+export interface SchedulesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  cron: string | null;
+  at: string | null;
+  timezone: string;
+  /** JSON object. */
+  action: string;
+  /** 0 or 1. */
+  enabled: number;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -217,6 +234,7 @@ export interface Database {
   oauth_codes: OAuthCodesTable;
   oauth_tokens: OAuthTokensTable;
   developer_sessions: DeveloperSessionsTable;
+  schedules: SchedulesTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

@@ -3,7 +3,7 @@ import type { Database } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import type { EventsService } from '../events/service.js';
+import type { EventsService, EventWriter } from '../events/service.js';
 import {
   allResources,
   deleteResource,
@@ -131,30 +131,34 @@ export class ResourcesService {
     if (input.name === undefined && input.state === undefined && input.attributes === undefined && input.tags === undefined) {
       throw badRequest('Send at least one of name, state, attributes, tags');
     }
-    return this.events.transact(accountId, async (writer) => {
-      const current = await findResource(writer.trx, accountId, id);
-      if (!current) throw notFound('Resource');
-      checkPrecondition(current, precondition);
-      const name = validateFields(input, current.type, input.state);
-      const next: Resource = {
-        ...current,
-        name: name ?? current.name,
-        state: input.state ?? current.state,
-        attributes: input.attributes ?? current.attributes,
-        tags: input.tags ?? current.tags,
-        version: current.version + 1,
-        updatedAt: this.clock.now().toISOString(),
-      };
-      const changed = (['name', 'state', 'attributes', 'tags'] as const).filter(
-        (field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]),
-      );
-      // The account row is locked by the event transaction, so the version cannot have moved.
-      if (!(await updateResource(writer.trx, accountId, next, current.version, changed.includes('tags')))) {
-        throw new Error(`resource ${id} changed during its own update`);
-      }
-      await writer.append('resource.updated', { resource: next, changed });
-      return next;
-    });
+    return this.events.transact(accountId, (writer) => this.updateWithin(writer, id, input, precondition));
+  }
+
+  /** The update inside an event transaction the caller already holds (schedules use it). */
+  async updateWithin(writer: EventWriter, id: string, input: UpdateResourceInput, precondition: VersionPrecondition = undefined): Promise<Resource> {
+    const { accountId } = writer;
+    const current = await findResource(writer.trx, accountId, id);
+    if (!current) throw notFound('Resource');
+    checkPrecondition(current, precondition);
+    const name = validateFields(input, current.type, input.state);
+    const next: Resource = {
+      ...current,
+      name: name ?? current.name,
+      state: input.state ?? current.state,
+      attributes: input.attributes ?? current.attributes,
+      tags: input.tags ?? current.tags,
+      version: current.version + 1,
+      updatedAt: this.clock.now().toISOString(),
+    };
+    const changed = (['name', 'state', 'attributes', 'tags'] as const).filter(
+      (field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]),
+    );
+    // The account row is locked by the event transaction, so the version cannot have moved.
+    if (!(await updateResource(writer.trx, accountId, next, current.version, changed.includes('tags')))) {
+      throw new Error(`resource ${id} changed during its own update`);
+    }
+    await writer.append('resource.updated', { resource: next, changed });
+    return next;
   }
 
   async delete(accountId: string, id: string, precondition: VersionPrecondition): Promise<void> {

@@ -5,6 +5,7 @@ import * as rateLimits from './0003_rate_limits.js';
 import * as webhooks from './0004_webhooks.js';
 import * as oauth from './0005_oauth.js';
 import * as developerSessions from './0006_developer_sessions.js';
+import * as schedules from './0007_schedules.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_webhooks': webhooks,
   '0005_oauth': oauth,
   '0006_developer_sessions': developerSessions,
+  '0007_schedules': schedules,
 };
