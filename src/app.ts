@@ -25,6 +25,7 @@ import { appRoutes, appSchemas } from './areas/apps/routes.js';
 import { oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
 import { developerRoutes, developerSchemas } from './areas/developer/routes.js';
 import { scheduleRoutes, scheduleSchemas } from './areas/schedules/routes.js';
+import { installationRoutes, installationSchemas } from './areas/installations/routes.js';
 import { PeriodicTask } from './workers/periodic-task.js';
 import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
@@ -99,6 +100,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...oauthSchemas,
     ...developerSchemas,
     ...scheduleSchemas,
+    ...installationSchemas,
   ]);
 
   const features: Feature[] = [
@@ -135,6 +137,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       codeTtlSeconds: 300,
     },
     { name: 'apps', description: 'Registered applications, public and confidential', maxRedirectUris: 10 },
+    { name: 'installations', description: 'Downloadable files built from the repository (the OpenAPI document)', rangeRequests: true },
     { name: 'schedules', description: 'Cron (5 fields, IANA time zones) or one-shot schedules that set a state or publish an event', actions: ['set_state', 'publish_event'], missedRunGraceMinutes: 60 },
     {
       name: 'developer',
@@ -163,6 +166,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(oauthRoutes, { oauth: services.oauth });
   await app.register(developerRoutes, { developer: services.developer, sessionTtlSeconds: config.developerSessionTtlSeconds });
   await app.register(scheduleRoutes, { schedules: services.schedules });
+  await app.register(installationRoutes, { installations: services.installations });
 
   const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 16, pollIntervalMs: 500 });
   services.events.onCommit(() => {

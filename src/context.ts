@@ -18,6 +18,8 @@ import { WebhooksService, type Authorizer } from './areas/webhooks/service.js';
 import { AppsService } from './areas/apps/service.js';
 import { DeveloperService } from './areas/developer/service.js';
 import { SchedulesService } from './areas/schedules/service.js';
+import { InstallationsService } from './areas/installations/service.js';
+import { installationsDirectory } from './paths.js';
 import { OAuthService } from './areas/oauth/service.js';
 import { SecretBox } from './platform/secret-box.js';
 
@@ -34,6 +36,7 @@ export interface Services {
   oauth: OAuthService;
   developer: DeveloperService;
   schedules: SchedulesService;
+  installations: InstallationsService;
   /** Which of these credentials (API keys, OAuth connections, OAuth apps) are still live. */
   liveCredentials: (authorizers: Authorizer[]) => Promise<Set<string>>;
 }
@@ -116,6 +119,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     events,
     resources,
     schedules: new SchedulesService(db, clock, audit, events, resources),
+    installations: new InstallationsService(installationsDirectory()),
     webhooks,
     apps,
     oauth,

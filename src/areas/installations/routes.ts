@@ -1,0 +1,98 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError } from '../../platform/errors.js';
+import { IdParams, NoContent, ref } from '../../platform/schemas.js';
+import type { InstallationsService } from './service.js';
+
+const InstallationSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    version: Type.String(),
+    filename: Type.String(),
+    size: Type.Integer(),
+    sha256: Type.String(),
+    downloadUrl: Type.String(),
+  },
+  { $id: 'Installation' },
+);
+
+export const installationSchemas = [InstallationSchema];
+
+/** One `bytes=` range of a file of `size` bytes, or undefined when the header does not apply. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  if (header === undefined) return undefined;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    start = Math.max(0, size - Number(match[2]));
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}
+
+export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: InstallationsService }> = async (app, { installations }) => {
+  const config = { auth: { scopes: ['integrations:read' as const] } };
+
+  app.get(
+    '/api/v1/installations',
+    { config, schema: { summary: 'Files to download', tags: ['installations'], response: { 200: Type.Object({ data: Type.Array(ref('Installation')) }) } } },
+    async () => ({
+      data: (await installations.list()).map((installation) => ({
+        ...installation,
+        downloadUrl: `/api/v1/installations/${installation.id}/download`,
+      })),
+    }),
+  );
+
+  app.get(
+    '/api/v1/installations/:id/download',
+    {
+      config,
+      schema: {
+        summary: 'Download a file (Range requests supported)',
+        tags: ['installations'],
+        params: IdParams,
+        headers: Type.Object({ range: Type.Optional(Type.String()), 'if-none-match': Type.Optional(Type.String()) }),
+        response: {
+          200: { description: 'The file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } },
+          206: { description: 'Part of the file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } },
+          304: NoContent,
+          416: ref('Error'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const installation = await installations.get(request.params.id);
+      const etag = `"${installation.sha256}"`;
+      reply
+        .header('etag', etag)
+        .header('accept-ranges', 'bytes')
+        .header('content-disposition', `attachment; filename="${installation.filename}"`)
+        .header('cache-control', 'private, max-age=0, must-revalidate');
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send(null);
+      const range = parseRange(request.headers.range, installation.size);
+      if (range === 'unsatisfiable') {
+        reply.header('content-range', `bytes */${installation.size}`);
+        throw new ApiError(416, 'range_not_satisfiable', `The file has ${installation.size} bytes`);
+      }
+      // Served as bytes to save (Content-Disposition: attachment); a byte range of JSON is no JSON.
+      reply.type('application/octet-stream');
+      if (range) {
+        return reply
+          .code(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${installation.size}`)
+          .header('content-length', String(range.end - range.start + 1))
+          .send(installations.open(installation, range));
+      }
+      return reply.header('content-length', String(installation.size)).send(installations.open(installation));
+    },
+  );
+};
