@@ -1,0 +1,144 @@
+// The benchmark (bench/, `npm run bench`) in its smoke mode, end to end: compiled, run against the
+// built server for a few seconds, and its JSON checked for every row, with numbers and no errors.
+// Not a performance test: it only keeps the benchmark from rotting.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const BENCH = join(ROOT, '.bench-build', 'bench', 'run.js');
+
+interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const spawned = new Set<ChildProcess>();
+
+function run(command: string, args: string[], timeoutMs: number): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    spawned.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      // SIGTERM first: the benchmark then stops its own children.
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      reject(new Error(`${command} ${args.join(' ')} timed out after ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      spawned.delete(child);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Newest modification time of the files under `dir` whose names match `pattern`. */
+function newestMtime(dir: string, pattern: RegExp): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, pattern));
+    else if (pattern.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** dist/ is older than a source file or a build setting: the server the benchmark starts is stale. */
+function distIsStale(): boolean {
+  const cli = join(ROOT, 'dist', 'cli.js');
+  if (!existsSync(cli)) return true;
+  const sources = Math.max(
+    newestMtime(join(ROOT, 'src'), /\.ts$/),
+    statSync(join(ROOT, 'tsconfig.json')).mtimeMs,
+    statSync(join(ROOT, 'tsconfig.build.json')).mtimeMs,
+  );
+  return sources > statSync(cli).mtimeMs;
+}
+
+const HTTP_ROWS = ['baseline', 'get', 'list', 'events', 'patch', 'publish'];
+const STREAM_ROWS = ['stream-floor-20x10', 'stream-20x10'];
+const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
+
+interface Row {
+  key: string;
+  kind: string;
+  requestsPerSecond: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  errors: number;
+  rssMb: number | null;
+  ratio: number | null;
+  met: boolean | null;
+  detail: Record<string, unknown>;
+}
+
+describe('npm run bench -- --smoke', () => {
+  let workDir: string;
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'devdata-bench-smoke-'));
+    if (distIsStale()) {
+      const build = await run('npm', ['run', 'build'], 120_000);
+      if (build.code !== 0) throw new Error(`npm run build failed (${build.code}):\n${build.stdout}\n${build.stderr}`);
+    }
+    const compile = await run(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], 120_000);
+    if (compile.code !== 0) throw new Error(`tsc -p tsconfig.bench.json failed (${compile.code}):\n${compile.stdout}\n${compile.stderr}`);
+  }, 240_000);
+
+  afterAll(() => {
+    for (const child of spawned) child.kill('SIGKILL');
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('measures every row and writes them as JSON, with numbers and no errors', async () => {
+    const out = join(workDir, 'smoke.json');
+    const result = await run(process.execPath, [BENCH, '--smoke', '--out', out], 120_000);
+    expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
+
+    const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[]; table: string; machine: { cpus: number } };
+    const rows = new Map(results.rows.map((row) => [row.key, row]));
+    expect([...rows.keys()].sort()).toEqual([...HTTP_ROWS, ...STREAM_ROWS, ...MEMORY_ROWS].sort());
+
+    for (const row of results.rows) {
+      expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
+      if (row.kind === 'memory') {
+        expect(row.rssMb, row.key).toBeGreaterThan(0);
+        continue;
+      }
+      expect(row.requestsPerSecond, row.key).toBeGreaterThan(0);
+      for (const value of [row.p50Ms, row.p99Ms, row.ratio]) {
+        expect(typeof value, row.key).toBe('number');
+        expect(Number.isFinite(value), row.key).toBe(true);
+        expect(value as number, row.key).toBeGreaterThanOrEqual(0);
+      }
+      expect(row.p99Ms as number, row.key).toBeGreaterThanOrEqual(row.p50Ms as number);
+    }
+    expect(rows.get('baseline')?.ratio).toBe(1);
+
+    // Every stream received every event written, each once.
+    const stream = rows.get('stream-20x10')?.detail as { streamsOpened: number; eventsWritten: number; delivered: number; expected: number };
+    expect(stream.streamsOpened).toBe(20);
+    expect(stream.eventsWritten).toBe(20);
+    expect(stream.delivered).toBe(stream.expected);
+    expect(stream.expected).toBe(20 * 20);
+
+    // The printed table has a line for every row.
+    expect(result.stdout).toContain('| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |');
+    expect(results.table.split('\n')).toHaveLength(2 + results.rows.length);
+  }, 120_000);
+});
