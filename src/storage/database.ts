@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type MigrationProvider } from 'kysely';
+import { QueuedSqliteDialect } from './sqlite-dialect.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { PostgresNotifications, type Notifications } from './notifications.js';
@@ -32,7 +33,7 @@ function openSqlite(path: string): Kysely<Database> {
   database.pragma('foreign_keys = ON');
   // Another process (a CLI command beside the server) may hold the write lock briefly.
   database.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return new Kysely<Database>({ dialect: new QueuedSqliteDialect(database) });
 }
 
 function openPostgres(url: string): Kysely<Database> {
