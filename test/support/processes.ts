@@ -119,8 +119,8 @@ export class ServerProcess {
       });
   }
 
-  /** Resolves with the first log line that matches, failing after `timeoutMs` or if the process exits first. */
-  async waitForLog(match: (line: Record<string, unknown>) => boolean, what: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+  /** Resolves with the first log line that matches, failing after `timeoutMs` (generous: servers start slowly on a loaded machine) or if the process exits first. */
+  async waitForLog(match: (line: Record<string, unknown>) => boolean, what: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = this.logLines().find(match);
