@@ -125,7 +125,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       historyKept: HISTORY_KEPT,
       maxAttempts: MAX_ATTEMPTS,
       retryScheduleSeconds: config.webhookRetrySchedule,
-      timeoutSeconds: 10,
+      timeoutSeconds: config.webhookTimeoutMs / 1000,
       signatureHeader: 'X-Service-Signature',
     },
     {

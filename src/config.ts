@@ -17,6 +17,8 @@ export interface Config {
   webhookAllowPrivateTargets: boolean;
   /** How long a claimed delivery stays claimed: a crashed process's deliveries are retried after it. */
   webhookLeaseSeconds: number;
+  /** The limit of one delivery attempt: 10 s; tests shorten it (WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs: number;
   accessTokenTtlSeconds: number;
   signupCapacity: number;
   developerSessionTtlSeconds: number;
@@ -96,8 +98,16 @@ function baseUrl(env: Env, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** The lease must outlast an attempt, so a live claim never runs out mid-attempt. */
+function webhookLeaseSeconds(env: Env, timeoutMs: number): number {
+  const seconds = integer(env, 'WEBHOOK_LEASE_SECONDS', 30, 1, 3600);
+  if (seconds * 1000 <= timeoutMs) throw new ConfigError(`WEBHOOK_LEASE_SECONDS must exceed the attempt timeout (${timeoutMs} ms), got ${seconds}`);
+  return seconds;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
+  const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 10_000);
   const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -111,8 +121,8 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetention: integer(env, 'EVENT_RETENTION', 10000, 1),
     webhookRetrySchedule: retrySchedule(env),
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
-    // Longer than one attempt can take (10 s), so a live claim never runs out mid-attempt.
-    webhookLeaseSeconds: integer(env, 'WEBHOOK_LEASE_SECONDS', 30, 11, 3600),
+    webhookLeaseSeconds: webhookLeaseSeconds(env, webhookTimeoutMs),
+    webhookTimeoutMs,
     accessTokenTtlSeconds: Math.min(integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 1), MAX_ACCESS_TOKEN_TTL_SECONDS),
     signupCapacity: integer(env, 'SIGNUP_CAPACITY', 10000, 0),
     developerSessionTtlSeconds: integer(env, 'DEVELOPER_SESSION_TTL_SECONDS', 43_200, 1, 43_200),

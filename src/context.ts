@@ -92,7 +92,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     ]);
     return new Set([...liveKeys, ...liveConnections, ...liveApps]);
   };
-  const sender = new WebhookSender(config.webhookAllowPrivateTargets);
+  const sender = new WebhookSender(config.webhookAllowPrivateTargets, config.webhookTimeoutMs);
   const webhooks = new WebhooksService(db, clock, audit, liveCredentials, usage, new SecretBox(config.secretsKey), sender, {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     retrySchedule: config.webhookRetrySchedule,

@@ -15,11 +15,15 @@ export interface SendResult {
 export class WebhookSender {
   private readonly agent: Agent;
 
-  constructor(private readonly allowPrivateTargets: boolean) {
+  constructor(
+    private readonly allowPrivateTargets: boolean,
+    /** The whole attempt's limit; only tests shorten it. */
+    private readonly timeoutMs = DELIVERY_TIMEOUT_MS,
+  ) {
     this.agent = new Agent({
-      connect: { timeout: DELIVERY_TIMEOUT_MS, ...(allowPrivateTargets ? {} : { lookup: publicOnlyLookup }) },
-      headersTimeout: DELIVERY_TIMEOUT_MS,
-      bodyTimeout: DELIVERY_TIMEOUT_MS,
+      connect: { timeout: timeoutMs, ...(allowPrivateTargets ? {} : { lookup: publicOnlyLookup }) },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
       keepAliveTimeout: 30_000,
       connections: 8,
     });
@@ -39,7 +43,7 @@ export class WebhookSender {
         body,
         headers,
         dispatcher: this.agent,
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+        signal: AbortSignal.timeout(this.timeoutMs),
       });
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const status = response.statusCode;
@@ -47,22 +51,22 @@ export class WebhookSender {
       const error = status >= 300 && status < 400 ? `redirect (${status}) not followed` : `receiver answered ${status}`;
       return { responseStatus: status, error, durationMs: elapsed() };
     } catch (error) {
-      return { responseStatus: null, error: describeFailure(error), durationMs: elapsed() };
+      return { responseStatus: null, error: this.describeFailure(error), durationMs: elapsed() };
     }
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
 
-function describeFailure(error: unknown): string {
-  if (error instanceof ForbiddenAddressError) return `destination refused: ${error.message}`;
-  const { name, code, message } = error as { name?: string; code?: string; message?: string };
-  if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return `timed out after ${DELIVERY_TIMEOUT_MS / 1000} s`;
+  private describeFailure(error: unknown): string {
+    if (error instanceof ForbiddenAddressError) return `destination refused: ${error.message}`;
+    const { name, code, message } = error as { name?: string; code?: string; message?: string };
+    if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      return `timed out after ${this.timeoutMs / 1000} s`;
+    }
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'EADDRFORBIDDEN' || code === 'EADDRFORBIDDEN') return `destination refused: ${cause?.message ?? message}`;
+    return cause?.code ?? code ?? message ?? 'request failed';
   }
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code === 'EADDRFORBIDDEN' || code === 'EADDRFORBIDDEN') return `destination refused: ${cause?.message ?? message}`;
-  return cause?.code ?? code ?? message ?? 'request failed';
 }
