@@ -144,7 +144,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       description: 'Developer signup with a session cookie (no API key: the operator issues the first one)',
       signupAttemptsPerIpPerHour: 5,
       sessionHours: config.developerSessionTtlSeconds / 3600,
-      signupOpen: true,
     },
   ];
   await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [...EVENT_TYPES] });

@@ -25,6 +25,16 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error', additionalProperties: false, description: 'The body of every error response' },
 );
 
+/**
+ * A name people give a record: 1-`maxLength` UTF-16 code units, no control characters (C0, DEL,
+ * C1), not only white space. The middle class excludes white space as well as control characters,
+ * so a control character can never be the one required non-blank character.
+ */
+export function DisplayName(maxLength = 100) {
+  const allowed = '\\u0000-\\u001f\\u007f-\\u009f';
+  return Type.String({ minLength: 1, maxLength, pattern: `^[^${allowed}]*[^\\s${allowed}][^${allowed}]*$` });
+}
+
 /** A reference to a registered component schema, e.g. ref('Error'). */
 export function ref(id: string): TSchema {
   return Type.Unsafe({ $ref: `${id}#` });

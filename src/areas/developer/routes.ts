@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { unauthorized } from '../../platform/errors.js';
-import { NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { DisplayName, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import type { DeveloperService, DeveloperSession } from './service.js';
 
 export const SESSION_COOKIE = '__Host-service_developer_session';
@@ -41,15 +41,15 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
         tags: ['developer'],
         body: Type.Object(
           {
-            name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
+            name: DisplayName(),
             email: Type.String({ format: 'email', maxLength: 254 }),
           },
           { additionalProperties: false },
         ),
         response: { 201: ref('DeveloperSession') },
       },
-      // Every attempt counts, failed ones too: the count is taken before the body is validated.
-      preValidation: async (request) => developer.countAttempt(request.ip),
+      // Every attempt counts, failed ones too: the count is taken before the content type and body are checked.
+      onRequest: async (request) => developer.countAttempt(request.ip),
     },
     async (request, reply) => {
       const created = await developer.signup(request.body);

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
+import { isUniqueViolation } from '../../storage/errors.js';
 import type { Clock } from '../../platform/clock.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, conflict } from '../../platform/errors.js';
 import { newSecret, sha256Hex } from '../../platform/ids.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import type { AccountsService } from '../accounts/service.js';
@@ -55,6 +56,9 @@ export class DeveloperService {
         data: { email: created.email },
       });
       return created;
+    }).catch((error: unknown) => {
+      // Two signups with one email at once: both pass the check, the unique index refuses the second.
+      throw isUniqueViolation(error) ? conflict('An account with this email already exists') : error;
     });
     return { account, session: { expiresAt }, token };
   }

@@ -2,10 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import type { ScheduleAction, SchedulesService } from './service.js';
 
-const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
+const Name = DisplayName();
 const Action = Type.Union([
   Type.Object(
     { type: Type.Literal('set_state'), resourceId: Type.String({ minLength: 1, maxLength: 100 }), state: Type.Union([Type.Number(), Type.String(), Type.Boolean()]) },
