@@ -1,0 +1,71 @@
+// What the webhook tests share: a real HTTP receiver on loopback that records every request as it
+// arrived (raw body, headers, time) and answers per path, and a deadline-bound wait.
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  path: string;
+  method: string;
+  headers: IncomingHttpHeaders;
+  /** The body exactly as the bytes arrived. */
+  rawBody: string;
+  at: number;
+}
+
+/**
+ * Paths and what they answer: `/ok` 200, `/fail` 500, `/hang` never (until the receiver closes),
+ * `/slow` 200 after `slowMs`, `/redirect` 302 to `/ok`, `/status/<n>` n. Any other path 200.
+ */
+export class Receiver {
+  readonly received: Received[] = [];
+  slowMs = 300;
+  private readonly hanging = new Set<ServerResponse>();
+  private server: Server | undefined;
+  origin = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const path = request.url ?? '/';
+        this.received.push({ path, method: request.method ?? '', headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+        const status = /^\/status\/(\d{3})$/.exec(path);
+        if (path === '/fail') response.writeHead(500).end('no');
+        else if (path === '/hang') this.hanging.add(response);
+        else if (path === '/slow') setTimeout(() => response.writeHead(200).end('ok'), this.slowMs);
+        else if (path === '/redirect') response.writeHead(302, { location: `${this.origin}/ok` }).end();
+        else if (status) response.writeHead(Number(status[1])).end();
+        else response.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolvePromise) => this.server!.listen(0, '127.0.0.1', resolvePromise));
+    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  url(path: string): string {
+    return `${this.origin}${path}`;
+  }
+
+  on(path: string): Received[] {
+    return this.received.filter((entry) => entry.path === path);
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.hanging) response.destroy();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolvePromise) => (this.server ? this.server.close(() => resolvePromise()) : resolvePromise()));
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms));
+
+/** Waits for `check` to hold, polling every 25 ms; fails with `what` after `timeoutMs`. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(25);
+  }
+}
