@@ -151,6 +151,29 @@ describe('/oauth/authorize', () => {
     });
   });
 
+  it('answers a malformed request (a repeated parameter, no form) with a 400 page, never JSON or a redirect', async () => {
+    const { user, registered } = await setup();
+    const { params } = await authorizationParams(registered);
+    const repeated = await app().request({ url: `/oauth/authorize?${params}&state=another-state-value` });
+    expect(repeated.status).toBe(400);
+    expectPageHeaders(repeated);
+    expect(repeated.body).toContain('<h1>This application cannot be connected</h1>');
+
+    const fields = hiddenFields((await getAuthorize(app(), params)).body);
+    const twice = await app().request({
+      method: 'POST',
+      url: '/oauth/authorize',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `${new URLSearchParams({ ...fields, api_key: user.key, action: 'approve' })}&action=cancel`,
+    });
+    expect(twice.status).toBe(400);
+    expectPageHeaders(twice);
+    const bare = await app().request({ method: 'POST', url: '/oauth/authorize' });
+    expect(bare.status).toBe(400);
+    expectPageHeaders(bare);
+    expect(await connectionsOf(user.accountId)).toBe(0);
+  });
+
   describe('POST: Connect or Cancel', () => {
     it('Connect with a key holding the scopes: 303 with code, state and iss, and a connection recorded', async () => {
       const { user, registered } = await setup();

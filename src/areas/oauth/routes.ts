@@ -88,7 +88,9 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
   await app.register(formbody);
   const publicRoute = { auth: 'public' as const };
 
-  // Token and revocation errors are RFC 6749 JSON; what the platform raises (429) keeps its body.
+  // Token and revocation errors are RFC 6749 JSON, and the approval page's are pages: whatever
+  // else goes wrong (a body the parser or validation refuses, no content type) is shown the same
+  // way. Only the rate limit (429) keeps the API's error body.
   app.setErrorHandler((error: FastifyError | OAuthError | ApiError, request, reply) => {
     if (error instanceof OAuthError) {
       if (error.status === 401 && request.headers.authorization?.toLowerCase().startsWith('basic')) {
@@ -96,10 +98,17 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       }
       return reply.code(error.status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.description });
     }
-    if (error instanceof ApiError) return sendError(request, reply, { status: error.statusCode, code: error.code, message: error.message, headers: error.headers });
-    const status = (error as FastifyError).statusCode ?? 500;
+    if (error instanceof ApiError && error.statusCode === 429) {
+      return sendError(request, reply, { status: error.statusCode, code: error.code, message: error.message, headers: error.headers });
+    }
+    const status = error instanceof ApiError ? error.statusCode : ((error as FastifyError).statusCode ?? 500);
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    const description = status === 413 ? 'The request body is too large' : status >= 500 ? 'Internal server error' : 'The request is malformed';
+    if (request.routeOptions.url === '/oauth/authorize') {
+      return pageHeaders(reply)
+        .code(status >= 500 ? 500 : 400)
+        .send(errorPage(status >= 500 ? 'Something went wrong on our side. Start again from the application.' : 'The request is malformed. Start again from the application.'));
+    }
+    const description = status === 413 ? 'The request body is too large' : status >= 500 ? 'Internal server error' : 'The request is malformed: send each field once, as form data';
     return reply.code(status >= 500 ? 500 : 400).header('cache-control', 'no-store').send({ error: status >= 500 ? 'server_error' : 'invalid_request', error_description: description });
   });
 
@@ -156,7 +165,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
         summary: 'The approval page (browser)',
         tags: ['oauth'],
         querystring: AuthorizeParams,
-        response: { 200: Html('The approval page'), 303: Redirect, 400: Html('An unknown client or redirect URI') },
+        response: { 200: Html('The approval page'), 303: Redirect, 400: Html('An unknown client or redirect URI, or a malformed request'), '5xx': Html('A server error') },
       },
     },
     async (request, reply) => {
@@ -180,6 +189,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
           400: Html('An unknown client or redirect URI, or an expired form'),
           401: Html('The page again: the API key is not valid'),
           403: Html('The page again: the API key lacks a requested scope'),
+          '5xx': Html('A server error'),
         },
       },
     },

@@ -13,6 +13,7 @@ import type { AuditService } from '../audit/service.js';
 import type { KeysService } from '../keys/service.js';
 import {
   endConnection,
+  findCode,
   findConnection,
   findToken,
   findUsableAccessToken,
@@ -26,6 +27,7 @@ import {
   rotateRefreshToken,
   setting,
   takeCode,
+  type CodeRow,
   type ConnectionRow,
 } from './store.js';
 
@@ -255,19 +257,39 @@ export class OAuthService implements CredentialResolver {
     }
   }
 
+  /**
+   * Runs a token request in one transaction that commits even when it ends in an OAuth error, so
+   * what the refusal itself changed (a spent code, an ended connection, its audit) stays done.
+   */
+  private async committing<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      try {
+        return { value: await work(trx) };
+      } catch (error) {
+        if (error instanceof OAuthError) return { error };
+        throw error;
+      }
+    });
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  }
+
   private async exchangeCode(app: AppRow, form: Params): Promise<TokenResponse> {
     if (!form.code || !form.redirect_uri || !form.code_verifier) throw new OAuthError('invalid_request', 'code, redirect_uri and code_verifier are required');
+    const codeHash = sha256Hex(form.code);
     const nowIso = this.clock.now().toISOString();
-    return this.db.transaction().execute(async (trx) => {
-      const code = await takeCode(trx, sha256Hex(form.code as string), nowIso);
-      if (!code) throw new OAuthError('invalid_grant', 'The authorization code is invalid');
-      const connection = await findConnection(trx, code.connectionId);
-      if (!connection || connection.appId !== app.id) throw new OAuthError('invalid_grant', 'The authorization code was not issued to this client');
-      if (code.usedAt !== null) {
+    return this.committing(async (trx) => {
+      const issuedTo = await findCode(trx, codeHash);
+      const connection = issuedTo && (await findConnection(trx, issuedTo.connectionId));
+      // Another client cannot spend (or probe) the code.
+      if (!connection || connection.appId !== app.id) throw new OAuthError('invalid_grant', 'The authorization code is invalid');
+      // The first attempt of its client spends the code, whether or not it succeeds.
+      if (!(await takeCode(trx, codeHash, nowIso))) {
         // A code used twice may have been stolen: what it issued is revoked (RFC 6749 §4.1.2).
         await this.end(trx, [connection], 'authorization_code_reused');
         throw new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked');
       }
+      const code = issuedTo as CodeRow;
       if (code.expiresAt <= nowIso) throw new OAuthError('invalid_grant', 'The authorization code has expired');
       if (code.redirectUri !== form.redirect_uri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
       if (!VERIFIER.test(form.code_verifier as string)) throw new OAuthError('invalid_grant', 'code_verifier must be 43-128 URL-safe characters');
@@ -279,35 +301,33 @@ export class OAuthService implements CredentialResolver {
 
   private async refresh(app: AppRow, form: Params): Promise<TokenResponse> {
     if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required');
-    const nowIso = this.clock.now().toISOString();
     const hash = sha256Hex(form.refresh_token);
-    const outcome = await this.db.transaction().execute(async (trx) => {
+    const nowIso = this.clock.now().toISOString();
+    return this.committing(async (trx) => {
       const token = await findToken(trx, hash);
       if (!token || token.kind !== 'refresh' || token.appId !== app.id || token.connectionId === null) {
         throw new OAuthError('invalid_grant', 'The refresh token is invalid');
       }
       const connection = (await findConnection(trx, token.connectionId)) as ConnectionRow;
-      if (token.rotatedAt !== null || !(await rotateRefreshToken(trx, hash, nowIso))) {
-        if (token.rotatedAt === null && token.revokedAt !== null) throw new OAuthError('invalid_grant', 'The refresh token has been revoked');
-        return { reused: connection, response: undefined };
+      if (token.rotatedAt === null && token.revokedAt !== null) throw new OAuthError('invalid_grant', 'The refresh token has been revoked');
+      if (token.rotatedAt === null) {
+        // Everything that can refuse the request comes before the rotation, which must not be lost.
+        await this.requireLive(trx, connection);
+        const scopes = form.scope === undefined ? (token.scopes as Scope[]) : this.grantableScopes(parseScopeParam(form.scope), token.scopes);
+        if (await rotateRefreshToken(trx, hash, nowIso)) return this.issue(trx, app, connection, scopes, true);
       }
-      await this.requireLive(trx, connection);
-      const scopes = form.scope === undefined ? (token.scopes as Scope[]) : this.grantableScopes(parseScopeParam(form.scope), token.scopes);
-      return { response: await this.issue(trx, app, connection, scopes, true) };
-    });
-    if (outcome.response) return outcome.response;
-    // Reuse of a rotated refresh token (RFC 9700 §4.14.2): the whole connection ends, recorded.
-    await this.db.transaction().execute(async (trx) => {
+      // Reuse of a rotated refresh token (RFC 9700 §4.14.2), or losing a race to rotate it: the
+      // whole connection ends, recorded.
       await this.audit.record(trx, {
-        accountId: outcome.reused.accountId,
+        accountId: connection.accountId,
         type: 'oauth.refresh_token_reused',
         actor: { kind: 'system' },
-        target: { type: 'oauth_connection', id: outcome.reused.id },
+        target: { type: 'oauth_connection', id: connection.id },
         data: { clientId: app.clientId },
       });
-      await this.end(trx, [outcome.reused], 'refresh_token_reused');
+      await this.end(trx, [connection], 'refresh_token_reused');
+      throw new OAuthError('invalid_grant', 'The refresh token was already used; the connection has ended and must be approved again');
     });
-    throw new OAuthError('invalid_grant', 'The refresh token was already used; the connection has ended and must be approved again');
   }
 
   private async clientCredentials(app: AppRow, form: Params): Promise<TokenResponse> {

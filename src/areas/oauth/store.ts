@@ -117,16 +117,15 @@ export async function insertCode(db: Executor, codeHash: string, row: CodeRow): 
     .execute();
 }
 
-/** Marks a code used and returns it as it was before (so a second use is seen as reuse). */
-export async function takeCode(db: Executor, codeHash: string, nowIso: string): Promise<CodeRow | undefined> {
+export async function findCode(db: Executor, codeHash: string): Promise<CodeRow | undefined> {
   const row = await db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
-  if (!row) return undefined;
-  if (row.used_at === null) {
-    const result = await db.updateTable('oauth_codes').set({ used_at: nowIso }).where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst();
-    // Another request took it in between: this one is the reuse.
-    if (Number(result.numUpdatedRows) === 0) return { connectionId: row.connection_id, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, expiresAt: row.expires_at, usedAt: nowIso };
-  }
-  return { connectionId: row.connection_id, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, expiresAt: row.expires_at, usedAt: row.used_at };
+  return row && { connectionId: row.connection_id, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, expiresAt: row.expires_at, usedAt: row.used_at };
+}
+
+/** Marks a code used; false when it already was (so a second use, even a concurrent one, is seen). */
+export async function takeCode(db: Executor, codeHash: string, nowIso: string): Promise<boolean> {
+  const result = await db.updateTable('oauth_codes').set({ used_at: nowIso }).where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function insertToken(db: Executor, tokenHash: string, row: TokenRow): Promise<void> {
