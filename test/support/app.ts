@@ -47,7 +47,7 @@ export interface TestAccount {
  * The database of one test app: in-memory SQLite, or with TEST_DATABASE_URL=postgres://… a fresh
  * schema of that database (dropped on close), so test files run side by side without sharing rows.
  */
-async function testDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function testDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base?.startsWith('postgres')) return { url: base ?? 'sqlite::memory:', drop: async () => {} };
   const schema = `test_${randomBytes(8).toString('hex')}`;

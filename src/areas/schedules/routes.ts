@@ -118,7 +118,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
 
   app.post(
     '/api/v1/schedules/:id/run',
-    { config, schema: { summary: 'Run the schedule’s action now', tags: ['schedules'], params: IdParams, response: { 200: ref('ScheduleExecution') } } },
-    async (request) => schedules.runNow(credentialOf(request).accountId, request.params.id),
+    { config, schema: { summary: 'Run the schedule’s action now (also needs the action’s scope: resources:write or events:write)', tags: ['schedules'], params: IdParams, response: { 200: ref('ScheduleExecution') } } },
+    async (request) => schedules.runNow(credentialOf(request), request.params.id),
   );
 };

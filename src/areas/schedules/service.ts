@@ -4,12 +4,13 @@ import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Credential } from '../../platform/credential.js';
 import { ApiError, insufficientScope, invalidField, notFound } from '../../platform/errors.js';
+import { EVENT_BODY_LIMIT } from '../events/routes.js';
 import { newId } from '../../platform/ids.js';
 import type { AuditService } from '../audit/service.js';
 import type { Event, EventsService } from '../events/service.js';
 import { actorOf } from '../keys/service.js';
 import { stateProblem, type ResourcesService } from '../resources/service.js';
-import { claimRun, deleteSchedule, dueSchedules, findSchedule, insertSchedule, listSchedules, updateSchedule, type ScheduleAction, type ScheduleRow } from './store.js';
+import { claimRun, deleteSchedule, dueSchedules, findSchedule, insertSchedule, listSchedules, recordRun, updateSchedule, type ScheduleAction, type ScheduleRow } from './store.js';
 
 export type { ScheduleAction };
 
@@ -63,6 +64,26 @@ function validTimezone(timezone: string): boolean {
   }
 }
 
+/** The first time of a 5-field cron expression strictly after `after`, in its time zone. */
+function cronNext(cron: string, timezone: string, after: Date): Date | null {
+  return new Cron(cron, { timezone, paused: true }).nextRun(after);
+}
+
+/** The scope a schedule's action needs, held by whoever creates, changes or runs it. */
+function actionScope(action: ScheduleAction): 'resources:write' | 'events:write' {
+  return action.type === 'set_state' ? 'resources:write' : 'events:write';
+}
+
+/** A one-shot time as stored: UTC with milliseconds. Ajv's date-time format lets a few through that Date cannot read (23:59:60). */
+function normalisedAt(at: string): string {
+  const time = Date.parse(at);
+  if (Number.isNaN(time)) throw invalidField('/at', 'must be an ISO 8601 time');
+  return new Date(time).toISOString();
+}
+
+/** Thrown inside a run's transaction when another process claimed the run first: rolls it back. */
+class ClaimedElsewhere extends Error {}
+
 export class SchedulesService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -75,33 +96,41 @@ export class SchedulesService {
   /** The first run strictly after `after`, or null when there is none (a past `at`, a disabled schedule). */
   nextRun(row: Pick<ScheduleRow, 'cron' | 'at' | 'timezone' | 'enabled'>, after: Date): string | null {
     if (!row.enabled) return null;
-    if (row.at !== null) return Date.parse(row.at) > after.getTime() ? new Date(row.at).toISOString() : null;
-    const next = new Cron(row.cron as string, { timezone: row.timezone, paused: true }).nextRun(after);
-    return next ? next.toISOString() : null;
+    if (row.at !== null) return Date.parse(row.at) > after.getTime() ? row.at : null;
+    return cronNext(row.cron as string, row.timezone, after)?.toISOString() ?? null;
   }
 
-  private async validate(caller: Credential, row: ScheduleRow): Promise<void> {
+  private checkScope(caller: Credential, action: ScheduleAction): void {
+    const scope = actionScope(action);
+    if (!caller.scopes.includes(scope)) throw insufficientScope(['schedules:manage', scope]);
+  }
+
+  /** The whole schedule as it would be stored (whether `at` lies ahead is up to the caller). */
+  private async validate(caller: Credential, row: ScheduleRow, now: Date): Promise<void> {
     if ((row.cron === null) === (row.at === null)) throw invalidField('/cron', 'send exactly one of cron (5 fields) and at (an ISO time)');
     if (!validTimezone(row.timezone)) throw invalidField('/timezone', 'must be an IANA time zone such as Europe/Berlin');
     if (row.cron !== null) {
       if (row.cron.trim().split(/\s+/).length !== 5) throw invalidField('/cron', 'must have 5 fields: minute hour day-of-month month day-of-week');
+      let next: Date | null;
       try {
-        new Cron(row.cron, { timezone: row.timezone, paused: true });
+        next = cronNext(row.cron, row.timezone, now);
       } catch (error) {
         throw invalidField('/cron', `is not a valid cron expression (${(error as Error).message})`);
       }
+      if (next === null) throw invalidField('/cron', 'never matches a time (for example 30 February)');
     }
-    if (row.at !== null && (Number.isNaN(Date.parse(row.at)) || !/^\d{4}-\d{2}-\d{2}T/.test(row.at))) throw invalidField('/at', 'must be an ISO 8601 time');
+    this.checkScope(caller, row.action);
     const action = row.action;
     if (action.type === 'set_state') {
-      if (!caller.scopes.includes('resources:write')) throw insufficientScope(['schedules:manage', 'resources:write']);
       const resource = await this.resources.get(caller.accountId, action.resourceId).catch(() => undefined);
       if (!resource) throw invalidField('/action/resourceId', 'no such resource in this account');
       const problem = stateProblem(resource.type, action.state);
       if (problem) throw invalidField('/action/state', problem);
     } else {
-      if (!caller.scopes.includes('events:write')) throw insufficientScope(['schedules:manage', 'events:write']);
       if (!CUSTOM_TYPE.test(action.eventType)) throw invalidField('/action/eventType', 'must be custom. followed by 1-100 of [A-Za-z0-9_.:-]');
+      if (Buffer.byteLength(JSON.stringify(action.data)) > EVENT_BODY_LIMIT) {
+        throw invalidField('/action/data', `must be at most ${EVENT_BODY_LIMIT} bytes as JSON, like a published event`);
+      }
     }
   }
 
@@ -112,7 +141,7 @@ export class SchedulesService {
       accountId: caller.accountId,
       name: input.name.trim(),
       cron: input.cron ?? null,
-      at: input.at ?? null,
+      at: input.at == null ? null : normalisedAt(input.at),
       timezone: input.timezone ?? 'UTC',
       action: input.action,
       enabled: input.enabled ?? true,
@@ -121,8 +150,9 @@ export class SchedulesService {
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
     };
-    await this.validate(caller, row);
+    // A one-shot time must lie ahead even when the schedule starts disabled.
     if (row.at !== null && Date.parse(row.at) <= now.getTime()) throw invalidField('/at', 'must be in the future');
+    await this.validate(caller, row, now);
     row.nextRunAt = this.nextRun(row, now);
     await this.db.transaction().execute(async (trx) => {
       await insertSchedule(trx, row);
@@ -151,15 +181,11 @@ export class SchedulesService {
     return row;
   }
 
-  async update(caller: Credential, id: string, input: ScheduleInput): Promise<Schedule> {
-    if (Object.values(input).every((value) => value === undefined)) {
-      throw new ApiError(400, 'invalid_request', 'Send at least one of name, cron, at, timezone, action, enabled');
-    }
-    const current = await this.require(this.db, caller.accountId, id);
-    const now = this.clock.now();
-    // Setting one of cron and at replaces the other.
-    const timing = input.cron != null ? { cron: input.cron, at: null } : input.at != null ? { cron: null, at: input.at } : { cron: current.cron, at: current.at };
-    const next: ScheduleRow = {
+  /** The schedule after a change, its next run not yet worked out. Setting one of cron and at replaces the other. */
+  private changed(current: ScheduleRow, input: ScheduleInput, now: Date): ScheduleRow {
+    const timing =
+      input.cron != null ? { cron: input.cron, at: null } : input.at != null ? { cron: null, at: normalisedAt(input.at) } : { cron: current.cron, at: current.at };
+    return {
       ...current,
       ...timing,
       name: input.name?.trim() ?? current.name,
@@ -168,64 +194,116 @@ export class SchedulesService {
       enabled: input.enabled ?? current.enabled,
       updatedAt: now.toISOString(),
     };
-    await this.validate(caller, next);
-    if (input.at != null && Date.parse(input.at) <= now.getTime()) throw invalidField('/at', 'must be in the future');
-    next.nextRunAt = this.nextRun(next, now);
-    await this.db.transaction().execute(async (trx) => {
-      await updateSchedule(trx, next);
+  }
+
+  async update(caller: Credential, id: string, input: ScheduleInput): Promise<Schedule> {
+    const changes = Object.keys(input).filter((key) => input[key as keyof ScheduleInput] !== undefined);
+    if (changes.length === 0) throw new ApiError(400, 'invalid_request', 'Send at least one of name, cron, at, timezone, action, enabled');
+    if (input.cron != null && input.at != null) throw invalidField('/cron', 'send at most one of cron and at: setting one replaces the other');
+    const now = this.clock.now();
+    if (input.at != null && Date.parse(normalisedAt(input.at)) <= now.getTime()) throw invalidField('/at', 'must be in the future');
+    const planned = this.changed(await this.require(this.db, caller.accountId, id), input, now);
+    if (input.enabled === true && planned.at !== null && Date.parse(planned.at) <= now.getTime()) {
+      throw invalidField('/at', 'has passed: send a new at to enable this one-shot schedule again');
+    }
+    await this.validate(caller, planned, now);
+    // The next run is worked out again only when the timing changes, so renaming never moves or repeats a run.
+    const retimed = input.cron != null || input.at != null || input.timezone !== undefined || input.enabled !== undefined;
+    return this.db.transaction().execute(async (trx) => {
+      // The audit record comes first: it takes the account's row lock, which a run of this
+      // schedule holds too, so the schedule is read again below only after any run in progress.
       await this.audit.record(trx, {
         accountId: caller.accountId,
         type: 'schedule.updated',
         actor: actorOf(caller),
         target: { type: 'schedule', id },
-        data: { changed: Object.keys(input).filter((key) => input[key as keyof ScheduleInput] !== undefined), enabled: next.enabled },
+        data: { changed: changes },
       });
+      const next = this.changed(await this.require(trx, caller.accountId, id), input, now);
+      if (retimed) next.nextRunAt = this.nextRun(next, now);
+      await updateSchedule(trx, next);
+      return toSchedule(next);
     });
-    return toSchedule(next);
   }
 
   async delete(caller: Credential, id: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.require(trx, caller.accountId, id);
-      await deleteSchedule(trx, id);
+      // Audit first, taking the account's lock (see update) before the schedule's row.
       await this.audit.record(trx, { accountId: caller.accountId, type: 'schedule.deleted', actor: actorOf(caller), target: { type: 'schedule', id } });
+      await deleteSchedule(trx, id);
     });
   }
 
-  /** Run now, outside the schedule's timing (which does not change). */
-  async runNow(accountId: string, id: string): Promise<Execution> {
-    const row = await this.require(this.db, accountId, id);
-    return this.execute(row, this.clock.now().toISOString());
+  /** Run now, outside the schedule's timing (which does not change); the caller needs the action's scope too. */
+  async runNow(caller: Credential, id: string): Promise<Execution> {
+    const row = await this.require(this.db, caller.accountId, id);
+    this.checkScope(caller, row.action);
+    const now = this.clock.now().toISOString();
+    return this.execute(row, now, (trx) => recordRun(trx, row.id, now));
   }
 
   /**
-   * Runs what is due. Each scheduled time is claimed by one conditional update, so with several
-   * processes each run happens once; a run more than an hour late (the service was down) is
-   * skipped, and the schedule moves on to its next time.
+   * The time a due schedule runs for: the latest of its times up to now that is less than the
+   * grace period late, so a run missed during an outage is made once (not once per missed time);
+   * undefined when every missed time is older than that.
+   */
+  private runTime(row: ScheduleRow, now: Date): string | undefined {
+    const due = row.nextRunAt as string;
+    const oldestAllowed = now.getTime() - MISSED_RUN_GRACE_MS;
+    if (row.at !== null) return Date.parse(due) > oldestAllowed ? due : undefined;
+    const cron = row.cron as string;
+    let latest: string | undefined;
+    // A 5-field cron fires at most once a minute: at most 60 steps through the grace period.
+    for (let time = cronNext(cron, row.timezone, new Date(Math.max(oldestAllowed, Date.parse(due) - 1))); time !== null && time <= now; time = cronNext(cron, row.timezone, time)) {
+      latest = time.toISOString();
+    }
+    return latest;
+  }
+
+  /**
+   * Runs what is due. Each scheduled time is claimed by a conditional update inside the run's own
+   * transaction, so with several processes each run happens exactly once, and a run that fails to
+   * commit (a crash, a lost connection) is tried again at the next look. One failing schedule does
+   * not hold up the others; the failures are reported together at the end.
    */
   async runDue(limit = 100): Promise<Execution[]> {
     const now = this.clock.now();
     const executions: Execution[] = [];
+    const failures: unknown[] = [];
     for (const row of await dueSchedules(this.db, now.toISOString(), limit)) {
-      const scheduledFor = row.nextRunAt as string;
+      const scheduledFor = this.runTime(row, now);
       const oneShot = row.at !== null;
-      const nextRunAt = oneShot ? null : this.nextRun(row, now);
-      const claimed = await claimRun(this.db, row.id, scheduledFor, {
-        nextRunAt,
-        enabled: !oneShot && row.enabled,
-        lastRunAt: now.toISOString(),
-        updatedAt: now.toISOString(),
-      });
-      if (!claimed) continue;
-      if (now.getTime() - Date.parse(scheduledFor) > MISSED_RUN_GRACE_MS) continue;
-      executions.push(await this.execute(row, scheduledFor));
+      const claim = async (exec: Executor) => {
+        const claimed = await claimRun(exec, row.id, row.nextRunAt as string, {
+          nextRunAt: oneShot ? null : this.nextRun(row, now),
+          // A one-shot schedule disables itself once its time has come.
+          enabled: !oneShot,
+          lastRunAt: scheduledFor === undefined ? row.lastRunAt : now.toISOString(),
+          updatedAt: now.toISOString(),
+        });
+        if (!claimed) throw new ClaimedElsewhere();
+      };
+      try {
+        // A run too late to make is skipped: the schedule just moves on to its next time.
+        if (scheduledFor === undefined) await claim(this.db);
+        else executions.push(await this.execute(row, scheduledFor, claim));
+      } catch (error) {
+        if (!(error instanceof ClaimedElsewhere)) failures.push(error);
+      }
     }
+    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} scheduled run(s) failed; they are tried again at the next look`);
     return executions;
   }
 
-  /** The action's own event and a schedule.executed event, committed together; a failing action is reported, not thrown. */
-  private async execute(row: ScheduleRow, scheduledFor: string): Promise<Execution> {
+  /**
+   * The action's own event and a schedule.executed event, committed together with `mark` (the
+   * claim of a scheduled time, or the last-run time of a run-now). A failing action is reported in
+   * the execution, not thrown.
+   */
+  private async execute(row: ScheduleRow, scheduledFor: string, mark: (exec: Executor) => Promise<void>): Promise<Execution> {
     return this.events.transact(row.accountId, async (writer) => {
+      await mark(writer.trx);
       let error: string | undefined;
       try {
         if (row.action.type === 'set_state') {
@@ -235,7 +313,7 @@ export class SchedulesService {
         }
       } catch (failure) {
         if (!(failure instanceof ApiError)) throw failure;
-        error = failure.statusCode === 404 ? `resource ${row.action.type === 'set_state' ? row.action.resourceId : ''} no longer exists` : failure.message;
+        error = failure.statusCode === 404 && row.action.type === 'set_state' ? `resource ${row.action.resourceId} no longer exists` : failure.message;
       }
       const executedAt = this.clock.now().toISOString();
       const outcome = error === undefined ? 'succeeded' : 'failed';

@@ -112,7 +112,7 @@ export async function claimRun(
   db: Executor,
   id: string,
   scheduledFor: string,
-  next: { nextRunAt: string | null; enabled: boolean; lastRunAt: string; updatedAt: string },
+  next: { nextRunAt: string | null; enabled: boolean; lastRunAt: string | null; updatedAt: string },
 ): Promise<boolean> {
   const result = await db
     .updateTable('schedules')
@@ -122,4 +122,9 @@ export async function claimRun(
     .where('enabled', '=', 1)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** The time of a run made on request (run now), which leaves the timing alone. */
+export async function recordRun(db: Executor, id: string, lastRunAt: string): Promise<void> {
+  await db.updateTable('schedules').set({ last_run_at: lastRunAt }).where('id', '=', id).execute();
 }
