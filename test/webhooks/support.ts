@@ -14,7 +14,8 @@ export interface Received {
 
 /**
  * Paths and what they answer: `/ok` 200, `/fail` 500, `/hang` never (until the receiver closes),
- * `/slow` 200 after `slowMs`, `/redirect` 302 to `/ok`, `/status/<n>` n. Any other path 200.
+ * `/slow` 200 after `slowMs`, `/redirect` 302 to `/ok`, `/status/<n>` n. Any other path 200; a
+ * query string is ignored.
  */
 export class Receiver {
   readonly received: Received[] = [];
@@ -30,11 +31,13 @@ export class Receiver {
       request.on('end', () => {
         const path = request.url ?? '/';
         this.received.push({ path, method: request.method ?? '', headers: request.headers, rawBody: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-        const status = /^\/status\/(\d{3})$/.exec(path);
-        if (path === '/fail') response.writeHead(500).end('no');
-        else if (path === '/hang') this.hanging.add(response);
-        else if (path === '/slow') setTimeout(() => response.writeHead(200).end('ok'), this.slowMs);
-        else if (path === '/redirect') response.writeHead(302, { location: `${this.origin}/ok` }).end();
+        // The query string only tells tests apart; the path decides the answer.
+        const route = path.replace(/\?.*$/, '');
+        const status = /^\/status\/(\d{3})$/.exec(route);
+        if (route === '/fail') response.writeHead(500).end('no');
+        else if (route === '/hang') this.hanging.add(response);
+        else if (route === '/slow') setTimeout(() => response.writeHead(200).end('ok'), this.slowMs);
+        else if (route === '/redirect') response.writeHead(302, { location: `${this.origin}/ok` }).end();
         else if (status) response.writeHead(Number(status[1])).end();
         else response.writeHead(200).end('ok');
       });

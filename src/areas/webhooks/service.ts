@@ -32,6 +32,7 @@ import {
   recordAttempt,
   recordDrop,
   requeueDelivery,
+  setWebhookSecret,
   updateWebhook,
   webhooksAuthorizedBy,
   type Attempt,
@@ -43,6 +44,8 @@ export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export const QUEUE_CAP = 1000;
 export const HISTORY_KEPT = 500;
 export const MAX_ATTEMPTS = 5;
+/** Attempts under way at once for one webhook (of the dispatcher's 16): a hanging receiver holds no more. */
+export const IN_FLIGHT_PER_WEBHOOK = 4;
 
 export const SUBSCRIBABLE_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'];
 const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
@@ -226,34 +229,40 @@ export class WebhooksService {
     if (input.name === undefined && input.url === undefined && input.events === undefined && input.enabled === undefined) {
       throw new ApiError(400, 'invalid_request', 'Send at least one of name, url, events, enabled');
     }
-    const current = await this.require(this.db, caller.accountId, id);
-    const enabling = input.enabled === true && !current.enabled;
-    if ((input.url !== undefined || input.events !== undefined || enabling) && !caller.scopes.includes('events:read')) {
-      throw insufficientScope(['webhooks:manage', 'events:read']);
-    }
     if (input.events !== undefined) validateEvents(input.events);
-    const url = input.url !== undefined ? await this.checkUrl(input.url) : current.url;
-    const next: WebhookRow = {
-      ...current,
-      name: input.name?.trim() ?? current.name,
-      url,
-      events: input.events !== undefined ? [...new Set(input.events)] : current.events,
-      enabled: input.enabled ?? current.enabled,
-      // Enabling makes the caller the authorizing credential, and lifts a cut-off.
-      disabledReason: enabling ? null : current.disabledReason,
-      authorizedBy: enabling ? authorizerOf(caller) : current.authorizedBy,
-      updatedAt: this.clock.now().toISOString(),
+    const needsRead = (webhook: WebhookRow) => input.url !== undefined || input.events !== undefined || (input.enabled === true && !webhook.enabled);
+    const checkScope = (webhook: WebhookRow) => {
+      if (needsRead(webhook) && !caller.scopes.includes('events:read')) throw insufficientScope(['webhooks:manage', 'events:read']);
     };
-    await this.db.transaction().execute(async (trx) => {
-      await updateWebhook(trx, next);
+    // Checked before the address is resolved (a 404 or 403 needs no DNS), and again on the row
+    // read in the transaction that writes it.
+    checkScope(await this.require(this.db, caller.accountId, id));
+    const url = input.url !== undefined ? await this.checkUrl(input.url) : undefined;
+    const next = await this.db.transaction().execute(async (trx) => {
+      const current = await this.require(trx, caller.accountId, id);
+      checkScope(current);
+      const enabling = input.enabled === true && !current.enabled;
+      const updated: WebhookRow = {
+        ...current,
+        name: input.name?.trim() ?? current.name,
+        url: url ?? current.url,
+        events: input.events !== undefined ? [...new Set(input.events)] : current.events,
+        enabled: input.enabled ?? current.enabled,
+        // Enabling makes the caller the authorizing credential, and lifts a cut-off.
+        disabledReason: enabling ? null : current.disabledReason,
+        authorizedBy: enabling ? authorizerOf(caller) : current.authorizedBy,
+        updatedAt: this.clock.now().toISOString(),
+      };
+      await updateWebhook(trx, updated);
       const changed = (['name', 'url', 'events', 'enabled'] as const).filter((field) => input[field] !== undefined);
       await this.audit.record(trx, {
         accountId: caller.accountId,
         type: 'webhook.updated',
         actor: actorOf(caller),
         target: { type: 'webhook', id },
-        data: { changed, enabled: next.enabled },
+        data: { changed, enabled: updated.enabled },
       });
+      return updated;
     });
     return toWebhook(next);
   }
@@ -271,7 +280,7 @@ export class WebhooksService {
     const row = await this.db.transaction().execute(async (trx) => {
       const current = await this.require(trx, caller.accountId, id);
       const next = { ...current, sealedSecret: this.secrets.seal(secret), updatedAt: this.clock.now().toISOString() };
-      await updateWebhook(trx, next);
+      await setWebhookSecret(trx, id, next.sealedSecret, next.updatedAt);
       await this.audit.record(trx, { accountId: caller.accountId, type: 'webhook.secret_rotated', actor: actorOf(caller), target: { type: 'webhook', id } });
       return next;
     });
@@ -280,14 +289,16 @@ export class WebhooksService {
 
   async deliveries(accountId: string, id: string): Promise<Delivery[]> {
     await this.require(this.db, accountId, id);
-    return (await listDeliveries(this.db, id, QUEUE_CAP + HISTORY_KEPT)).map(toDelivery);
+    return (await listDeliveries(this.db, id, HISTORY_KEPT)).map(toDelivery);
   }
 
   async retry(accountId: string, id: string, deliveryId: string): Promise<Delivery> {
     return this.db.transaction().execute(async (trx) => {
-      await this.require(trx, accountId, id);
+      const webhook = await this.require(trx, accountId, id);
       const delivery = await findDelivery(trx, id, deliveryId);
       if (!delivery) throw notFound('Delivery');
+      if (webhook.disabledReason !== null) throw conflict(`The webhook was disabled (${webhook.disabledReason}): enable it again first`);
+      if (delivery.status !== 'pending' && webhook.pendingCount >= QUEUE_CAP) throw conflict(`The webhook's queue is full (${QUEUE_CAP} pending)`);
       if (!(await requeueDelivery(trx, delivery, this.clock.now().toISOString()))) throw conflict('The delivery is already pending');
       return toDelivery((await findDelivery(trx, id, deliveryId)) as DeliveryRow);
     });
@@ -393,7 +404,8 @@ export class WebhooksService {
   /** Claims due deliveries; those whose authorizing key has meanwhile ended are cut off, not sent. */
   async claimDue(limit: number): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    const claimed = await claimDueDeliveries(this.db, now.toISOString(), new Date(now.getTime() + this.options.leaseMs).toISOString(), limit);
+    const leaseUntil = new Date(now.getTime() + this.options.leaseMs).toISOString();
+    const claimed = await claimDueDeliveries(this.db, now.toISOString(), leaseUntil, limit, IN_FLIGHT_PER_WEBHOOK);
     const ended = await this.cutOffExpired(claimed.map((delivery) => delivery.authorizedBy));
     return ended.length === 0 ? claimed : claimed.filter((delivery) => !ended.includes(delivery.authorizedBy.id));
   }

@@ -169,6 +169,7 @@ export async function queueingWebhooks(db: Executor, accountId: string): Promise
   return rows.map(toWebhook);
 }
 
+/** Writes a webhook's settings (not its secret: rotation alone changes that, see setWebhookSecret). */
 export async function updateWebhook(db: Executor, row: WebhookRow): Promise<void> {
   await db
     .updateTable('webhooks')
@@ -178,13 +179,16 @@ export async function updateWebhook(db: Executor, row: WebhookRow): Promise<void
       events: JSON.stringify(row.events),
       enabled: row.enabled ? 1 : 0,
       disabled_reason: row.disabledReason,
-      secret: row.sealedSecret,
       authorized_by_kind: row.authorizedBy.kind,
       authorized_by_id: row.authorizedBy.id,
       updated_at: row.updatedAt,
     })
     .where('id', '=', row.id)
     .execute();
+}
+
+export async function setWebhookSecret(db: Executor, id: string, sealedSecret: string, nowIso: string): Promise<void> {
+  await db.updateTable('webhooks').set({ secret: sealedSecret, updated_at: nowIso }).where('id', '=', id).execute();
 }
 
 export async function deleteWebhook(db: Executor, id: string): Promise<void> {
@@ -259,33 +263,63 @@ export async function findDelivery(db: Executor, webhookId: string, id: string):
   return row && toDelivery(row);
 }
 
-export async function listDeliveries(db: Executor, webhookId: string, limit: number): Promise<DeliveryRow[]> {
-  const rows = await db
-    .selectFrom('webhook_deliveries')
-    .select(DELIVERY_COLUMNS)
-    .where('webhook_id', '=', webhookId)
-    .orderBy('created_at', 'desc')
-    .orderBy('event_id', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map(toDelivery);
+/** Every pending delivery and the newest `completedKept` completed ones, newest first. */
+export async function listDeliveries(db: Executor, webhookId: string, completedKept: number): Promise<DeliveryRow[]> {
+  const newestFirst = (completed: boolean) =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select(DELIVERY_COLUMNS)
+      .where('webhook_id', '=', webhookId)
+      .where('status', completed ? '!=' : '=', 'pending')
+      .orderBy('created_at', 'desc')
+      .orderBy('event_id', 'desc');
+  const [pending, completed] = await Promise.all([newestFirst(false).execute(), newestFirst(true).limit(completedKept).execute()]);
+  return [...pending, ...completed]
+    .map(toDelivery)
+    .sort((a, b) => (a.createdAt === b.createdAt ? b.eventId - a.eventId : a.createdAt < b.createdAt ? 1 : -1));
 }
 
 /**
- * Claims up to `limit` due deliveries of enabled webhooks until `leaseUntil`. The claim is one
- * conditional UPDATE: when processes race for a row, the loser's condition no longer holds, so
- * each attempt is made by one process (a crashed claimer's lease simply runs out).
+ * Claims up to `limit` due deliveries of enabled webhooks until `leaseUntil`, at most
+ * `perWebhook` in flight per webhook (counting unexpired claims of every process), taking each
+ * webhook's oldest first in turn: a receiver that hangs holds only its own share, never the
+ * queue. The claim is one conditional UPDATE: when processes race for a row, the loser's
+ * condition no longer holds, so each attempt is made by one process (a crashed claimer's lease
+ * simply runs out).
  */
-export async function claimDueDeliveries(db: Executor, nowIso: string, leaseUntil: string, limit: number): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: { kind: string; id: string } }>> {
-  const due = db
+export async function claimDueDeliveries(
+  db: Executor,
+  nowIso: string,
+  leaseUntil: string,
+  limit: number,
+  perWebhook: number,
+): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: { kind: string; id: string } }>> {
+  const inFlight = db
+    .selectFrom('webhook_deliveries')
+    .select(['webhook_id', (eb) => eb.fn.countAll<number>().as('busy')])
+    .where('status', '=', 'pending')
+    .where('claimed_until', '>=', nowIso)
+    .groupBy('webhook_id');
+  const ranked = db
     .selectFrom('webhook_deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
-    .select('webhook_deliveries.id')
+    .leftJoin(inFlight.as('in_flight'), 'in_flight.webhook_id', 'webhook_deliveries.webhook_id')
+    .select([
+      'webhook_deliveries.id',
+      'webhook_deliveries.next_attempt_at',
+      sql<number>`row_number() over (partition by ${sql.ref('webhook_deliveries.webhook_id')} order by ${sql.ref('webhook_deliveries.next_attempt_at')}, ${sql.ref('webhook_deliveries.event_id')})`.as('turn'),
+      sql<number>`coalesce(${sql.ref('in_flight.busy')}, 0)`.as('busy'),
+    ])
     .where('webhook_deliveries.status', '=', 'pending')
     .where('webhook_deliveries.next_attempt_at', '<=', nowIso)
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', nowIso)]))
-    .where('webhooks.enabled', '=', 1)
-    .orderBy('webhook_deliveries.next_attempt_at')
+    .where('webhooks.enabled', '=', 1);
+  const due = db
+    .selectFrom(ranked.as('ranked'))
+    .select('ranked.id')
+    .where((eb) => eb(eb('ranked.turn', '+', eb.ref('ranked.busy')), '<=', perWebhook))
+    .orderBy('ranked.turn')
+    .orderBy('ranked.next_attempt_at')
     .limit(limit);
   const claimed = await db
     .updateTable('webhook_deliveries')
