@@ -275,7 +275,7 @@ describe('webhook delivery', () => {
       const hanging = await createHook(caller.key, hang);
       const failing = await createHook(caller.key, fail);
       const healthy = await createHook(caller.key, ok);
-      const published = [];
+      const published: number[] = [];
       for (let index = 0; index < 30; index++) published.push((await publish(caller.key, 'custom.burst', { index })).id);
       await until(() => new Set(onPath(ok).map(eventIdOf)).size === 30, 'all 30 events at the healthy receiver', 20_000);
       // Every healthy delivery arrived before the first hanging attempt gave up.
@@ -364,7 +364,7 @@ describe('webhook delivery', () => {
       const caller = await app().account();
       const path = unique('ok');
       const hook = await createHook(caller.key, path, { enabled: false });
-      const ids = [];
+      const ids: number[] = [];
       for (let index = 0; index < 3; index++) ids.push((await publish(caller.key, 'custom.queued', { index })).id);
       await sleep(800);
       expect(onPath(path)).toEqual([]);
@@ -441,7 +441,7 @@ describe('webhook delivery', () => {
       };
       const queued = await publishMany(1000);
       expect(await auditOf(caller.key, 'webhook.queue_full')).toEqual([]);
-      const dropped = [];
+      const dropped: number[] = [];
       for (let index = 0; index < 3; index++) dropped.push((await publish(caller.key, 'custom.fill', { dropped: index })).id);
       // Events the webhook does not subscribe to are no gap.
       await publish(caller.key, 'custom.other');
