@@ -58,7 +58,9 @@ describe('/oauth/authorize', () => {
       expect(html).toContain('<label for="api_key">');
       expect(html).toMatch(/<input type="password" id="api_key" name="api_key"/);
       expect(html).toMatch(/<button type="submit" name="action" value="approve">Connect<\/button>/);
-      expect(html).toMatch(/<button type="submit" name="action" value="cancel">Cancel<\/button>/);
+      // Cancel needs no key: the browser's required-field check is skipped for it.
+      expect(html).toMatch(/<button type="submit" name="action" value="cancel" formnovalidate>Cancel<\/button>/);
+      expect(html).toMatch(/<input type="password" id="api_key" name="api_key" required [^>]*aria-describedby="api-key-hint">/);
       expect(html).toContain('<form method="post" action="/oauth/authorize">');
       expect(html).not.toContain('<script');
       const fields = hiddenFields(html);
@@ -209,6 +211,8 @@ describe('/oauth/authorize', () => {
         expect(response.status).toBe(status);
         expectPageHeaders(response);
         expect(response.body).toMatch(/<p class="error" role="alert" id="error">[^<]+<\/p>/);
+        expect(response.body).toContain('<title>Error: Connect Sensor Dashboard</title>');
+        expect(response.body).toMatch(/<input [^>]*autofocus aria-invalid="true" aria-describedby="error api-key-hint">/);
         if (status === 403) expect(response.body).toContain('events:read');
         // The page again, with a fresh form that still works.
         const again = await app().request({ method: 'POST', url: '/oauth/authorize', ...form({ ...hiddenFields(response.body), api_key: user.key, action: 'approve' }) });

@@ -85,7 +85,7 @@ describe('the approval page in Chromium', () => {
       expect(scopes.map((text) => text.replace(/\s+/g, ' ').trim())).toEqual(['Read resources resources:read', 'Read events, including full resource changes events:read']);
 
       // Keyboard order: the key field, then Connect, then Cancel.
-      const focused = async () => page.evaluate(() => document.activeElement?.getAttribute('id') ?? document.activeElement?.textContent ?? '');
+      const focused = async () => page.locator(':focus').evaluate((element) => element.getAttribute('id') ?? element.textContent ?? '');
       await page.keyboard.press('Tab');
       expect(await focused()).toBe('api_key');
       await page.keyboard.press('Tab');
@@ -98,6 +98,8 @@ describe('the approval page in Chromium', () => {
       await page.getByRole('button', { name: 'Connect' }).click();
       await expect(page.getByRole('alert').textContent()).resolves.toMatch(/not valid/);
       expect(page.url()).toBe(`${base}/oauth/authorize`);
+      expect(await page.title()).toBe('Error: Connect Greenhouse Monitor');
+      expect(await focused()).toBe('api_key');
 
       await page.getByLabel('Your API key').fill(user.key);
       await page.getByRole('button', { name: 'Connect' }).click();

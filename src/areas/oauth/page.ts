@@ -20,6 +20,7 @@ button[value=approve]{background:#1d4ed8;color:#fff}
 button[value=cancel]{background:#fff;color:#1d4ed8}
 .error{background:#fdecec;border:1px solid #d93025;color:#8c1d18;padding:.75rem;border-radius:6px}
 code{background:#eef0f4;padding:.1rem .3rem;border-radius:4px}
+:focus-visible{outline:3px solid #b45309;outline-offset:2px}
 `;
 
 function layout(title: string, body: string): string {
@@ -56,7 +57,7 @@ export function approvalPage(request: AuthorizationRequest, formToken: string, p
     .map(([name, value]) => `<input type="hidden" name="${name}" value="${escape(value)}">`)
     .join('\n');
   return layout(
-    `Connect ${request.app.name}`,
+    `${problem ? 'Error: ' : ''}Connect ${request.app.name}`,
     `<h1>Connect <span id="app-name">${escape(request.app.name)}</span> to your account?</h1>
 <p><strong>${escape(request.app.name)}</strong> is asking for permission to:</p>
 <ul id="scopes">
@@ -67,11 +68,13 @@ ${problem ? `<p class="error" role="alert" id="error">${escape(problem)}</p>` : 
 <form method="post" action="/oauth/authorize">
 ${fields}
 <label for="api_key">Your API key</label>
-<input type="password" id="api_key" name="api_key" autocomplete="off" spellcheck="false" aria-describedby="api-key-hint">
+<input type="password" id="api_key" name="api_key" required autocomplete="off" spellcheck="false" ${
+      problem ? 'autofocus aria-invalid="true" aria-describedby="error api-key-hint"' : 'aria-describedby="api-key-hint"'
+    }>
 <p class="hint" id="api-key-hint">The key is used once to approve; it is not shared with ${escape(request.app.name)}.</p>
 <div class="actions">
 <button type="submit" name="action" value="approve">Connect</button>
-<button type="submit" name="action" value="cancel">Cancel</button>
+<button type="submit" name="action" value="cancel" formnovalidate>Cancel</button>
 </div>
 </form>`,
   );
