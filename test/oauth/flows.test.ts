@@ -271,6 +271,19 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       expect(disabled).toEqual([expect.objectContaining({ target: { type: 'webhook', id: hookId }, data: expect.objectContaining({ reason: 'credential_revoked' }) })]);
     });
 
+    it('an event stream opened with the connection’s token ends at once, not at the next heartbeat', async () => {
+      const user = await app().account();
+      const registered = await registerApp(app(), user.key);
+      const { tokens } = await connect(app(), as, registered, user.key);
+      const stream = await fetch(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      expect(stream.status).toBe(200);
+      const ended = stream.text().then(() => 'ended');
+      await revoke(as, registered, tokens.refresh_token as string);
+      // The heartbeat check would end it within 15 s anyway; at once means well before that.
+      const outcome = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 5_000))]);
+      expect(outcome).toBe('ended');
+    });
+
     it('an access token ends only itself; a confidential app revokes with Basic', async () => {
       const user = await app().account();
       const registered = await registerApp(app(), user.key, { type: 'confidential' });

@@ -166,9 +166,9 @@ export class StreamHub {
     }
   }
 
-  /** Ends at once the streams opened with this credential (revoked in this process). */
+  /** Ends at once the streams opened with this credential, or under this OAuth grant (ended in this process). */
   closeFor(credentialId: string): void {
-    for (const stream of this.streams) if (stream.credential.id === credentialId) stream.close();
+    for (const stream of this.streams) if (stream.credential.id === credentialId || stream.credential.grant?.id === credentialId) stream.close();
   }
 
   get size(): number {
