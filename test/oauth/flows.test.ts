@@ -138,6 +138,21 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       ]);
     });
 
+    it('connects a user of another account: the token acts for the approving user, not the app’s owner', async () => {
+      const developer = await app().account();
+      const registered = await registerApp(app(), developer.key);
+      const user = await app().account();
+      const { tokens } = await connect(app(), as, registered, user.key);
+      const me = await app().request({ url: '/api/v1/auth/me', key: tokens.access_token });
+      expect(me.json.account.id).toBe(user.accountId);
+      await app().request({ method: 'POST', url: '/api/v1/resources', key: developer.key, body: { name: 'Developer only', type: 'text', state: 'x' } });
+      const list = await app().request({ url: '/api/v1/resources', key: tokens.access_token });
+      expect(list.json.data).toEqual([]);
+      // The approval is in the user's audit history, not the developer's.
+      expect(await auditOf(user, 'oauth.connection_approved')).toHaveLength(1);
+      expect(await auditOf(developer, 'oauth.connection_approved')).toHaveLength(0);
+    });
+
     it('connects a confidential app with HTTP Basic, and the token response is never cached', async () => {
       const user = await app().account();
       const registered = await registerApp(app(), user.key, { type: 'confidential', scopes: ['resources:read'] });
@@ -241,6 +256,31 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       expectOAuthError(beyond, 400, 'invalid_scope');
       const keys = await tokenRequest(app(), { grant_type: 'client_credentials', scope: 'keys:manage' }, { authorization: basic(registered.clientId, registered.clientSecret as string) });
       expectOAuthError(keys, 400, 'invalid_scope');
+    });
+
+    it('deleting the app ends its tokens, its streams and the webhooks its tokens authorized, at once', async () => {
+      const owner = await app().account();
+      const registered = await registerApp(app(), owner.key, { type: 'confidential', scopes: hookScopes });
+      const client = { client_id: registered.clientId };
+      const auth = oauth.ClientSecretBasic(registered.clientSecret as string);
+      const appToken = (await oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(as, client, auth, {}, insecure))).access_token;
+      const appHook = await webhookWith(appToken);
+      const user = await app().account();
+      const { tokens } = await connect(app(), as, registered, user.key);
+      const userHook = await webhookWith(tokens.access_token);
+      const stream = await fetch(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${appToken}` } });
+      expect(stream.status).toBe(200);
+      const ended = stream.text().then(() => 'ended');
+
+      expect((await app().request({ method: 'DELETE', url: `/api/v1/apps/${registered.id}`, key: owner.key })).status).toBe(204);
+      expect(await apiStatus(base, appToken)).toBe(401);
+      expect(await apiStatus(base, tokens.access_token)).toBe(401);
+      expect(await webhook(owner, appHook)).toMatchObject({ enabled: false, disabledReason: 'credential_revoked' });
+      expect(await webhook(user, userHook)).toMatchObject({ enabled: false, disabledReason: 'credential_revoked' });
+      const outcome = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 5_000))]);
+      expect(outcome).toBe('ended');
+      const endedAudit = await auditOf(user, 'oauth.connection_ended');
+      expect(endedAudit.map((record) => record.data)).toEqual([{ reason: 'app_deleted' }]);
     });
 
     it('is refused to a public app', async () => {

@@ -296,3 +296,36 @@ describe('OAuth endpoints under the rate limit', () => {
     }
   });
 });
+
+describe('OAuth tokens and the rate limit', () => {
+  it('share one allowance per connection (client credentials: per app), apart from the approving key', async () => {
+    const app = await TestApp.start({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
+    try {
+      const user = await app.account();
+      const registered = await registerApp(app, user.key, { type: 'confidential', scopes: ['resources:read'] });
+      const auth = { authorization: basic(registered.clientId, registered.clientSecret as string) };
+      const { params, verifier } = await authorizationParams(registered);
+      const code = await approvedCode(app, params, user.key);
+      const first = (await tokenRequest(app, { grant_type: 'authorization_code', code, redirect_uri: registered.redirectUris[0] as string, code_verifier: verifier }, auth)).json;
+      const second = (await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, auth)).json;
+      const remaining = async (token: string) => {
+        const response = await app.request({ url: '/api/v1/auth/me', key: token });
+        return `${response.status} ${response.headers['ratelimit-remaining']}`;
+      };
+      expect([await remaining(first.access_token), await remaining(second.access_token), await remaining(first.access_token)]).toEqual(['200 4', '200 3', '200 2']);
+      const appToken = (await tokenRequest(app, { grant_type: 'client_credentials' }, auth)).json.access_token;
+      const other = (await tokenRequest(app, { grant_type: 'client_credentials' }, auth)).json.access_token;
+      expect([await remaining(appToken), await remaining(other)]).toEqual(['200 4', '200 3']);
+      expect(await remaining(second.access_token)).toBe('200 1');
+      expect(await remaining(second.access_token)).toBe('200 0');
+      const limited = await app.request({ url: '/api/v1/auth/me', key: first.access_token });
+      expect(limited.status).toBe(429);
+      expect(limited.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      // The key that approved the connection keeps its own allowance.
+      const byKey = await app.request({ url: '/api/v1/auth/me', key: user.key });
+      expect(byKey.status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});

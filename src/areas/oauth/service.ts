@@ -69,8 +69,11 @@ export interface TokenResponse {
   refresh_token?: string;
 }
 
-/** Called inside the ending transaction with the connections that ended (webhooks stop with them). */
-export type ConnectionEndedListener = (exec: Executor, connectionIds: string[]) => Promise<void>;
+/**
+ * Called inside the ending transaction with the grants that ended: connections, or an app whose
+ * client-credentials tokens ended with it. Webhooks and streams they authorized stop with them.
+ */
+export type GrantsEndedListener = (exec: Executor, grantIds: string[]) => Promise<void>;
 
 type Params = Record<string, string | undefined>;
 
@@ -91,7 +94,7 @@ function sameSecret(a: string, b: string): boolean {
 export class OAuthService implements CredentialResolver {
   readonly prefix = `${ACCESS_TOKEN_PREFIX}_`;
   private signingKey: Promise<string> | undefined;
-  private readonly endedListeners: ConnectionEndedListener[] = [];
+  private readonly endedListeners: GrantsEndedListener[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -107,7 +110,7 @@ export class OAuthService implements CredentialResolver {
     });
   }
 
-  onConnectionEnded(listener: ConnectionEndedListener): void {
+  onGrantsEnded(listener: GrantsEndedListener): void {
     this.endedListeners.push(listener);
   }
 
@@ -402,6 +405,7 @@ export class OAuthService implements CredentialResolver {
   async endAppGrants(exec: Executor, app: AppRow): Promise<void> {
     await this.end(exec, await openConnectionsOf(exec, { appId: app.id }), 'app_deleted');
     await revokeAppTokens(exec, app.id, this.clock.now().toISOString());
+    for (const listener of this.endedListeners) await listener(exec, [app.id]);
   }
 
   /** Which of these connections are open, unexpired, and approved by a still usable key. */
