@@ -38,6 +38,15 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
+/** If-None-Match by weak comparison (RFC 9110): `*`, or any listed tag, `W/` or not, equal to ours. */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((tag) => {
+    const bare = tag.trim().replace(/^W\//, '');
+    return bare === '*' || bare === etag;
+  });
+}
+
 export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: InstallationsService }> = async (app, { installations }) => {
   const config = { auth: { scopes: ['integrations:read' as const] } };
 
@@ -77,7 +86,7 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
         .header('accept-ranges', 'bytes')
         .header('content-disposition', `attachment; filename="${installation.filename}"`)
         .header('cache-control', 'private, max-age=0, must-revalidate');
-      if (request.headers['if-none-match'] === etag) return reply.code(304).send(null);
+      if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
       const range = parseRange(request.headers.range, installation.size);
       if (range === 'unsatisfiable') {
         reply.header('content-range', `bytes */${installation.size}`);
