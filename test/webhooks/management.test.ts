@@ -3,6 +3,7 @@
 // isolation between accounts, the secret shown only at create and rotate and stored encrypted.
 // No event is ever published in this file, so no webhook here sends anything anywhere.
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
 import { useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
 
@@ -409,6 +410,31 @@ describe('webhook management', () => {
         expect(forbidden.headers['www-authenticate'], `${route.method} ${route.url}`).toContain('scope="webhooks:manage');
       }
       expect((await app().request({ url: `/api/v1/webhooks/${hook.id}`, key: owner.key })).status).toBe(200);
+    });
+  });
+
+  describe('limits and settings', () => {
+    it('advertises the webhook limits in /api/v1/capabilities, with the 10 s attempt limit by default', async () => {
+      const response = await app().request({ url: '/api/v1/capabilities' });
+      expect(response.status).toBe(200);
+      expect(response.json.features.webhooks).toMatchObject({
+        maxPerAccount: 20,
+        queueCap: 1000,
+        historyKept: 500,
+        maxAttempts: 5,
+        retryScheduleSeconds: [0, 5, 300, 1800, 7200],
+        timeoutSeconds: 10,
+        signatureHeader: 'X-Service-Signature',
+      });
+      expect(loadConfig({}).webhookTimeoutMs).toBe(10_000);
+    });
+
+    it('refuses an attempt limit over 10 s and a lease that does not outlast it', () => {
+      expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '10001' })).toThrow(ConfigError);
+      expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '50' })).toThrow(ConfigError);
+      expect(() => loadConfig({ WEBHOOK_LEASE_SECONDS: '10' })).toThrow(/WEBHOOK_LEASE_SECONDS/);
+      expect(loadConfig({ WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_LEASE_SECONDS: '2' })).toMatchObject({ webhookTimeoutMs: 1000, webhookLeaseSeconds: 2 });
+      expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0,5,300' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
     });
   });
 });
