@@ -167,7 +167,11 @@ export class OAuthService implements CredentialResolver {
   }
 
   private async sign(request: AuthorizationRequest, expires: number): Promise<string> {
-    this.signingKey ??= setting(this.db, 'oauth_form_key', () => randomBytes(32).toString('base64url'));
+    // Read once and kept; a failed read is not kept, so the next request tries again.
+    this.signingKey ??= setting(this.db, 'oauth_form_key', () => randomBytes(32).toString('base64url')).catch((error: unknown) => {
+      this.signingKey = undefined;
+      throw error;
+    });
     const material = JSON.stringify([request.app.clientId, request.redirectUri, request.scopes, request.state, request.codeChallenge, expires]);
     return createHmac('sha256', await this.signingKey).update(material).digest('base64url');
   }
