@@ -24,7 +24,9 @@ import { authorizerOf, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTOR
 import { appRoutes, appSchemas } from './areas/apps/routes.js';
 import { oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
 import { developerRoutes, developerSchemas } from './areas/developer/routes.js';
+import { SIGNUP_ATTEMPTS_PER_HOUR } from './areas/developer/service.js';
 import { scheduleRoutes, scheduleSchemas } from './areas/schedules/routes.js';
+import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS } from './areas/schedules/service.js';
 import { installationRoutes, installationSchemas } from './areas/installations/routes.js';
 import { PeriodicTask } from './workers/periodic-task.js';
 import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
@@ -138,11 +140,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     { name: 'apps', description: 'Registered applications, public and confidential', maxRedirectUris: 10 },
     { name: 'installations', description: 'Downloadable files built from the repository (the OpenAPI document)', rangeRequests: true },
-    { name: 'schedules', description: 'Cron (5 fields, IANA time zones) or one-shot schedules that set a state or publish an event', actions: ['set_state', 'publish_event'], missedRunGraceMinutes: 60 },
+    {
+      name: 'schedules',
+      description: 'Cron (5 fields, IANA time zones) or one-shot schedules that set a state or publish an event',
+      actions: ['set_state', 'publish_event'],
+      cronFields: 5,
+      checkIntervalSeconds: SCHEDULER_INTERVAL_MS / 1000,
+      missedRunGraceMinutes: MISSED_RUN_GRACE_MS / 60_000,
+    },
     {
       name: 'developer',
       description: 'Developer signup with a session cookie (no API key: the operator issues the first one)',
-      signupAttemptsPerIpPerHour: 5,
+      signupAttemptsPerIpPerHour: SIGNUP_ATTEMPTS_PER_HOUR,
       sessionHours: config.developerSessionTtlSeconds / 3600,
     },
   ];
@@ -184,7 +193,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await services.webhooks.housekeeping();
   }, app.log);
   // Due schedules are looked for every second; a claim in storage makes each run happen once.
-  const scheduler = new PeriodicTask('scheduler', 1000, async () => void (await services.schedules.runDue()), app.log);
+  const scheduler = new PeriodicTask('scheduler', SCHEDULER_INTERVAL_MS, async () => void (await services.schedules.runDue()), app.log);
   for (const task of [flush, retention, scheduler]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();

@@ -27,7 +27,7 @@ const ScheduleSchema = Type.Object(
     cron: Type.Union([Type.String(), Type.Null()]),
     at: Type.Union([Timestamp, Type.Null()]),
     timezone: Type.String(),
-    action: Type.Record(Type.String(), Type.Unknown()),
+    action: Action,
     enabled: Type.Boolean(),
     nextRunAt: Type.Union([Timestamp, Type.Null()]),
     lastRunAt: Type.Union([Timestamp, Type.Null()]),

@@ -14,6 +14,8 @@ import { claimRun, deleteSchedule, dueSchedules, findSchedule, insertSchedule, l
 
 export type { ScheduleAction };
 
+/** How often each process looks for due runs. */
+export const SCHEDULER_INTERVAL_MS = 1000;
 /** A run missed while no server was up is made at start-up only if it is less late than this. */
 export const MISSED_RUN_GRACE_MS = 60 * 60_000;
 const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
