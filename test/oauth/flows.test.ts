@@ -199,6 +199,20 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       expectOAuthError(wider, 400, 'invalid_scope');
     });
 
+    it('narrowing the app’s scopes narrows what its connections get from the next refresh on', async () => {
+      const user = await app().account();
+      const registered = await registerApp(app(), user.key, { scopes: ['resources:read', 'events:read'] });
+      const { tokens } = await connect(app(), as, registered, user.key);
+      const patch = await app().request({ method: 'PATCH', url: `/api/v1/apps/${registered.id}`, key: user.key, body: { scopes: ['resources:read', 'usage:read'] } });
+      expect(patch.status).toBe(200);
+      const narrowed = await refresh(as, registered, tokens.refresh_token as string);
+      expect(narrowed.scope).toBe('resources:read');
+      expect(await apiStatus(base, narrowed.access_token, '/api/v1/events')).toBe(403);
+      // A scope the app gained later is not part of what the user approved.
+      const gained = await tokenRequest(app(), { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: narrowed.refresh_token as string, scope: 'usage:read' });
+      expectOAuthError(gained, 400, 'invalid_scope');
+    });
+
     it('reuse of a rotated refresh token ends the whole connection, is audited, and stops its webhooks', async () => {
       const user = await app().account();
       const registered = await registerApp(app(), user.key, { scopes: hookScopes });

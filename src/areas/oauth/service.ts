@@ -81,6 +81,11 @@ function parseScopeParam(raw: string | undefined): string[] {
   return (raw ?? '').split(' ').filter(Boolean);
 }
 
+/** What a grant still allows: an app whose scopes were narrowed since gets only what it keeps. */
+function stillAllowed(granted: string[], app: AppRow): string[] {
+  return granted.filter((scope) => app.scopes.includes(scope));
+}
+
 function s256(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url');
 }
@@ -302,7 +307,7 @@ export class OAuthService implements CredentialResolver {
       if (!VERIFIER.test(form.code_verifier as string)) throw new OAuthError('invalid_grant', 'code_verifier must be 43-128 URL-safe characters');
       if (!sameSecret(s256(form.code_verifier as string), code.codeChallenge)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
       await this.requireLive(trx, connection);
-      return this.issue(trx, app, connection, connection.scopes as Scope[], true);
+      return this.issue(trx, app, connection, this.grantableScopes(stillAllowed(connection.scopes, app), app.scopes), true);
     });
   }
 
@@ -320,7 +325,8 @@ export class OAuthService implements CredentialResolver {
       if (token.rotatedAt === null) {
         // Everything that can refuse the request comes before the rotation, which must not be lost.
         await this.requireLive(trx, connection);
-        const scopes = form.scope === undefined ? (token.scopes as Scope[]) : this.grantableScopes(parseScopeParam(form.scope), token.scopes);
+        const allowed = stillAllowed(token.scopes, app);
+        const scopes = this.grantableScopes(form.scope === undefined ? allowed : parseScopeParam(form.scope), allowed);
         if (await rotateRefreshToken(trx, hash, nowIso)) return this.issue(trx, app, connection, scopes, true);
       }
       // Reuse of a rotated refresh token (RFC 9700 §4.14.2), or losing a race to rotate it: the
