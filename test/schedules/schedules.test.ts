@@ -303,7 +303,7 @@ describe('schedules', () => {
       );
     });
 
-    it('PATCH to an action the caller lacks the scope for is 403', async () => {
+    it('PATCH to an action (or switching on one) the caller lacks the scope for is 403', async () => {
       const caller = await app().account();
       const lamp = await createResource(caller, { name: 'Lamp', type: 'switch', state: false });
       const schedule = await created(caller, { name: 'Publisher', cron: '0 * * * *', action: { type: 'publish_event', eventType: 'custom.tick', data: {} } });
@@ -311,6 +311,11 @@ describe('schedules', () => {
       const response = await patchSchedule(limited.json.key, schedule.id, { action: { type: 'set_state', resourceId: lamp.id, state: true } });
       expectError(response, 403, 'insufficient_scope');
       expect((await patchSchedule(limited.json.key, schedule.id, { name: 'Renamed' })).status).toBe(200);
+      // Switching a set_state schedule on needs resources:write too; pausing or renaming it does not.
+      const lampSchedule = await created(caller, { name: 'Lamp', cron: '0 * * * *', action: { type: 'set_state', resourceId: lamp.id, state: true } });
+      expect((await patchSchedule(limited.json.key, lampSchedule.id, { enabled: false, cron: '5 * * * *' })).status).toBe(200);
+      expectError(await patchSchedule(limited.json.key, lampSchedule.id, { enabled: true }), 403, 'insufficient_scope');
+      expect((await patchSchedule(caller.key, lampSchedule.id, { enabled: true })).json).toMatchObject({ enabled: true, cron: '5 * * * *' });
     });
 
     it('DELETE answers 204, then the schedule is gone (404) and schedule.deleted is recorded', async () => {
@@ -481,8 +486,9 @@ describe('schedules', () => {
       expect((await getSchedule(caller.key, broken.id)).json).toMatchObject({ enabled: true, nextRunAt: new Date(Date.parse(broken.nextRunAt) + 10 * MINUTE).toISOString() });
       const status = await app().request({ url: '/api/v1/status' });
       expect(status.json.workers.scheduler.failures).toBe(0);
-      // Changing it now is refused, since its resource is gone.
-      expectInvalid(await patchSchedule(caller.key, broken.id, { name: 'Still broken' }), '/action/resourceId');
+      // It can still be renamed and paused; switching it on again is refused while its resource is gone.
+      expect((await patchSchedule(caller.key, broken.id, { name: 'Still broken', enabled: false })).status).toBe(200);
+      expectInvalid(await patchSchedule(caller.key, broken.id, { enabled: true }), '/action/resourceId');
       for (const schedule of [broken, working]) await app().request({ method: 'DELETE', url: `/api/v1/schedules/${schedule.id}`, key: caller.key });
     });
 

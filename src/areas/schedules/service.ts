@@ -107,8 +107,11 @@ export class SchedulesService {
     if (!caller.scopes.includes(scope)) throw insufficientScope(['schedules:manage', scope]);
   }
 
-  /** The whole schedule as it would be stored (whether `at` lies ahead is up to the caller). */
-  private async validate(caller: Credential, row: ScheduleRow, now: Date): Promise<void> {
+  /**
+   * The schedule as it would be stored (whether `at` lies ahead is up to the caller). With
+   * `checkAction`, also the action: the caller's scope for it, the resource, the state, the type.
+   */
+  private async validate(caller: Credential, row: ScheduleRow, now: Date, checkAction: boolean): Promise<void> {
     if ((row.cron === null) === (row.at === null)) throw invalidField('/cron', 'send exactly one of cron (5 fields) and at (an ISO time)');
     if (!validTimezone(row.timezone)) throw invalidField('/timezone', 'must be an IANA time zone such as Europe/Berlin');
     if (row.cron !== null) {
@@ -121,6 +124,7 @@ export class SchedulesService {
       }
       if (next === null) throw invalidField('/cron', 'never matches a time (for example 30 February)');
     }
+    if (!checkAction) return;
     this.checkScope(caller, row.action);
     const action = row.action;
     if (action.type === 'set_state') {
@@ -154,7 +158,7 @@ export class SchedulesService {
     };
     // A one-shot time must lie ahead even when the schedule starts disabled.
     if (row.at !== null && Date.parse(row.at) <= now.getTime()) throw invalidField('/at', 'must be in the future');
-    await this.validate(caller, row, now);
+    await this.validate(caller, row, now, true);
     row.nextRunAt = this.nextRun(row, now);
     await this.db.transaction().execute(async (trx) => {
       await insertSchedule(trx, row);
@@ -208,7 +212,9 @@ export class SchedulesService {
     if (input.enabled === true && planned.at !== null && Date.parse(planned.at) <= now.getTime()) {
       throw invalidField('/at', 'has passed: send a new at to enable this one-shot schedule again');
     }
-    await this.validate(caller, planned, now);
+    // The action is checked again when it is sent or the schedule is switched on; renaming,
+    // retiming or pausing a schedule whose resource has gone stays possible.
+    await this.validate(caller, planned, now, input.action !== undefined || input.enabled === true);
     // The next run is worked out again only when the timing changes, so renaming never moves or repeats a run.
     const retimed = input.cron != null || input.at != null || input.timezone !== undefined || input.enabled !== undefined;
     return this.db.transaction().execute(async (trx) => {
