@@ -166,7 +166,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
   });
   services.keys.onRevoked(async (_exec, key) => streams.closeFor(key.id));
-  services.oauth.onGrantsEnded(async (_exec, grantIds) => grantIds.forEach((id) => streams.closeFor(id)));
+  services.oauth.onCredentialsEnded(async (_exec, ids) => ids.forEach((id) => streams.closeFor(id)));
   await app.register(resourceRoutes, { resources: services.resources });
   await app.register(eventRoutes, { events: services.events, streams });
   await app.register(integrationRoutes, { resources: services.resources, clock: context.clock, installationId: () => null });

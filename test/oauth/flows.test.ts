@@ -342,10 +342,22 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       const user = await app().account();
       const registered = await registerApp(app(), user.key, { type: 'confidential' });
       const { tokens } = await connect(app(), as, registered, user.key);
+      const openStream = async (token: string) => {
+        const stream = await fetch(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${token}` } });
+        expect(stream.status).toBe(200);
+        return { ended: stream.text().then(() => 'ended'), cancel: () => stream.body?.cancel().catch(() => {}) };
+      };
+      const revokedStream = await openStream(tokens.access_token);
       await revoke(as, registered, tokens.access_token);
       expect(await apiStatus(base, tokens.access_token)).toBe(401);
       const next = await refresh(as, registered, tokens.refresh_token as string);
       expect(await apiStatus(base, next.access_token)).toBe(200);
+      // Its stream ends at once too; one opened with the connection's next token stays open.
+      const liveStream = await openStream(next.access_token);
+      const still = (ended: Promise<string>) => Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 5_000))]);
+      expect(await still(revokedStream.ended)).toBe('ended');
+      expect(await Promise.race([liveStream.ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 200))])).toBe('still open');
+      await liveStream.cancel();
     });
 
     it('answers 200 with an empty body for unknown tokens and for another client’s tokens, revoking nothing', async () => {

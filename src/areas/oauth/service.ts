@@ -70,10 +70,11 @@ export interface TokenResponse {
 }
 
 /**
- * Called inside the ending transaction with the grants that ended: connections, or an app whose
- * client-credentials tokens ended with it. Webhooks and streams they authorized stop with them.
+ * Called inside the ending transaction with the ids of what stopped working: connections, apps
+ * (their client-credentials tokens), or single revoked access tokens. Webhooks and streams they
+ * authorized stop with them.
  */
-export type GrantsEndedListener = (exec: Executor, grantIds: string[]) => Promise<void>;
+export type CredentialsEndedListener = (exec: Executor, ids: string[]) => Promise<void>;
 
 type Params = Record<string, string | undefined>;
 
@@ -99,7 +100,7 @@ function sameSecret(a: string, b: string): boolean {
 export class OAuthService implements CredentialResolver {
   readonly prefix = `${ACCESS_TOKEN_PREFIX}_`;
   private signingKey: Promise<string> | undefined;
-  private readonly endedListeners: GrantsEndedListener[] = [];
+  private readonly endedListeners: CredentialsEndedListener[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -115,7 +116,7 @@ export class OAuthService implements CredentialResolver {
     });
   }
 
-  onGrantsEnded(listener: GrantsEndedListener): void {
+  onCredentialsEnded(listener: CredentialsEndedListener): void {
     this.endedListeners.push(listener);
   }
 
@@ -388,6 +389,7 @@ export class OAuthService implements CredentialResolver {
         if (connection) await this.end(trx, [connection], 'revoked');
       } else {
         await revokeToken(trx, hash, this.clock.now().toISOString());
+        for (const listener of this.endedListeners) await listener(trx, [row.id]);
       }
     });
   }
