@@ -82,6 +82,24 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
     });
   });
 
+  it('/openapi.json describes the OAuth endpoints as they are: form bodies, HTML pages, redirects, the oauth2 scheme', async () => {
+    const document = (await app().request({ url: '/openapi.json' })).json;
+    for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/authorize']) {
+      expect(Object.keys(document.paths[path].post.requestBody.content)).toEqual(['application/x-www-form-urlencoded']);
+    }
+    expect(document.paths['/oauth/token'].post.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TokenResponse' });
+    expect(document.paths['/oauth/token'].post.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OAuthError' });
+    expect(Object.keys(document.paths['/oauth/authorize'].get.responses['200'].content)).toEqual(['text/html']);
+    expect(document.paths['/oauth/authorize'].post.responses['303'].headers).toHaveProperty('location');
+    expect(document.components.securitySchemes.oauth2.flows).toEqual({
+      authorizationCode: { authorizationUrl: `${base}/oauth/authorize`, tokenUrl: `${base}/oauth/token`, refreshUrl: `${base}/oauth/token`, scopes: expect.any(Object) },
+      clientCredentials: { tokenUrl: `${base}/oauth/token`, scopes: expect.any(Object) },
+    });
+    expect(Object.keys(document.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual(as.scopes_supported);
+    // Managing apps is for API keys only.
+    expect(document.paths['/api/v1/apps'].post.security).toEqual([{ bearerAuth: ['apps:manage'] }, { apiKeyHeader: ['apps:manage'] }]);
+  });
+
   describe('authorization code with PKCE', () => {
     it('connects a public app: tokens that act as the user, within the granted scopes', async () => {
       const user = await app().account();

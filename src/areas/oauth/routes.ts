@@ -45,7 +45,11 @@ const MetadataSchema = Type.Object(
 export const oauthSchemas = [OAuthErrorSchema, TokenResponseSchema, MetadataSchema];
 
 const Html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } });
-const Redirect = { description: 'See Other: to the app’s redirect URI', type: 'null' };
+const Redirect = {
+  description: 'See Other: to the app’s redirect URI',
+  type: 'null',
+  headers: { location: { type: 'string', description: 'The redirect URI with code, state and iss, or error, error_description, state and iss' } },
+};
 const AuthorizeParams = Type.Object(
   {
     response_type: Type.Optional(Type.String()),
@@ -183,6 +187,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       schema: {
         summary: 'The approval page’s choice: Connect (with an API key) or Cancel',
         tags: ['oauth'],
+        consumes: ['application/x-www-form-urlencoded'],
         body: FormFields(['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'api_key', 'csrf', 'action']),
         response: {
           303: Redirect,
@@ -234,6 +239,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       schema: {
         summary: 'Token endpoint: authorization_code, refresh_token, client_credentials',
         tags: ['oauth'],
+        consumes: ['application/x-www-form-urlencoded'],
         body: FormFields(['grant_type', 'client_id', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope']),
         response: { 200: ref('TokenResponse'), ...oauthErrors },
       },
@@ -253,6 +259,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       schema: {
         summary: 'Revoke a token (RFC 7009): a refresh token ends its connection',
         tags: ['oauth'],
+        consumes: ['application/x-www-form-urlencoded'],
         body: FormFields(['token', 'token_type_hint', 'client_id']),
         response: { 200: { description: 'Revoked, or nothing to revoke', type: 'null' }, ...oauthErrors },
       },
