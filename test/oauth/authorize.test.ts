@@ -268,3 +268,23 @@ describe('/oauth/authorize', () => {
     });
   });
 });
+
+describe('the issuer behind a proxy (BASE_URL)', () => {
+  const app = useTestApp({ env: { BASE_URL: 'https://devdata.example.com/' } });
+
+  it('is BASE_URL without its trailing slash, in the metadata and in every iss', async () => {
+    const metadata = await app().request({ url: '/.well-known/oauth-authorization-server' });
+    expect(metadata.json).toMatchObject({
+      issuer: 'https://devdata.example.com',
+      authorization_endpoint: 'https://devdata.example.com/oauth/authorize',
+      token_endpoint: 'https://devdata.example.com/oauth/token',
+      revocation_endpoint: 'https://devdata.example.com/oauth/revoke',
+    });
+    const user = await app().account();
+    const registered = await registerApp(app(), user.key);
+    const approved = await authorizationParams(registered);
+    expect(new URL((await submitApproval(app(), approved.params, user.key)).headers.location as string).searchParams.get('iss')).toBe('https://devdata.example.com');
+    const refused = await authorizationParams(registered, { code_challenge_method: 'plain' });
+    expect(new URL((await getAuthorize(app(), refused.params)).headers.location as string).searchParams.get('iss')).toBe('https://devdata.example.com');
+  });
+});
