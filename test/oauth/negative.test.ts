@@ -270,7 +270,8 @@ describe('OAuth negative matrix', () => {
 
 describe('OAuth endpoints under the rate limit', () => {
   it('carry the RateLimit headers and answer 429 with Retry-After past the allowance', async () => {
-    const app = await TestApp.start({ env: { RATE_LIMIT_ANON_PER_MINUTE: '3' } });
+    // A clock that stands still: the one-minute window cannot roll over during the test.
+    const app = await TestApp.start({ clock: new ManualClock(), env: { RATE_LIMIT_ANON_PER_MINUTE: '3' } });
     try {
       const user = await app.account();
       const registered = await registerApp(app, user.key);
@@ -299,7 +300,7 @@ describe('OAuth endpoints under the rate limit', () => {
 
 describe('OAuth tokens and the rate limit', () => {
   it('share one allowance per connection (client credentials: per app), apart from the approving key', async () => {
-    const app = await TestApp.start({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
+    const app = await TestApp.start({ clock: new ManualClock(), env: { RATE_LIMIT_PER_MINUTE: '5' } });
     try {
       const user = await app.account();
       const registered = await registerApp(app, user.key, { type: 'confidential', scopes: ['resources:read'] });
