@@ -177,7 +177,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(scheduleRoutes, { schedules: services.schedules });
   await app.register(installationRoutes, { installations: services.installations });
 
-  const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 16, pollIntervalMs: 500 });
+  const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 64, pollIntervalMs: 500 });
   services.events.onCommit(() => {
     if (services.webhooks.takeQueuedFlag()) dispatcher.wake();
   });
@@ -190,6 +190,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }, app.log);
   const retention = new PeriodicTask('retention', config.retentionIntervalMs, async () => {
     await services.events.prune();
+    // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
+    await services.oauth.endExpired();
     await services.webhooks.housekeeping();
   }, app.log);
   // Due schedules are looked for every second; a claim in storage makes each run happen once.

@@ -102,7 +102,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   events.onAppend((exec, accountId, appended) => webhooks.enqueue(exec, accountId, appended));
   // Delivery stops with the credential that authorized it, in the transaction that ends it.
   keys.onRevoked(async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
-  oauth.onCredentialsEnded(async (exec, ids) => void (await webhooks.cutOffAuthorizedBy(exec, ids, 'credential_revoked')));
+  oauth.onCredentialsEnded(async (exec, ids, how) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')));
   const accounts = new AccountsService(db, clock, audit);
   const resources = new ResourcesService(db, clock, events);
   const developer = new DeveloperService(db, clock, accounts, audit, new RateLimiter(newCounter(), clock, 3_600_000), {

@@ -19,11 +19,21 @@ import {
 } from './support.js';
 
 const ACCESS_TTL_SECONDS = 600;
+
+/** Polls until the condition holds; fails after a generous deadline. */
+async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 const DAY_MS = 86_400_000;
 
 describe('OAuth 2.0 flows with oauth4webapi', () => {
   const clock = new ManualClock();
-  const app = useTestApp({ clock, env: { ACCESS_TOKEN_TTL_SECONDS: String(ACCESS_TTL_SECONDS), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  // The retention task (which also records connections that ran out) runs every 200 ms here.
+  const app = useTestApp({ clock, env: { ACCESS_TOKEN_TTL_SECONDS: String(ACCESS_TTL_SECONDS), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', RETENTION_INTERVAL_MS: '200' } });
   let base: string;
   let as: oauth.AuthorizationServer;
 
@@ -467,8 +477,9 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       clock.advance(ACCESS_TTL_SECONDS * 1000 / 2);
       expect(await apiStatus(base, late.access_token)).toBe(401);
       await expect(refresh(as, registered, late.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
-      // The webhook it authorized is cut off when its delivery loop or housekeeping next looks.
-      await app().context.services.webhooks.housekeeping();
+      // The service's periodic task records the end and cuts off the webhook it authorized.
+      await until(async () => (await auditOf(owner, 'oauth.connection_ended')).length > 0, 'the connection’s end to be recorded');
+      expect((await auditOf(owner, 'oauth.connection_ended')).map((record) => record.data)).toEqual([{ reason: 'expired' }]);
       expect(await webhook(owner, hookId)).toMatchObject({ enabled: false, disabledReason: 'credential_expired' });
     });
   });

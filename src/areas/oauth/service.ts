@@ -13,6 +13,7 @@ import type { AuditService } from '../audit/service.js';
 import type { KeysService } from '../keys/service.js';
 import {
   endConnection,
+  expiredOpenConnections,
   findCode,
   findConnection,
   findToken,
@@ -74,7 +75,7 @@ export interface TokenResponse {
  * (their client-credentials tokens), or single revoked access tokens. Webhooks and streams they
  * authorized stop with them.
  */
-export type CredentialsEndedListener = (exec: Executor, ids: string[]) => Promise<void>;
+export type CredentialsEndedListener = (exec: Executor, ids: string[], how: 'revoked' | 'expired') => Promise<void>;
 
 type Params = Record<string, string | undefined>;
 
@@ -389,7 +390,7 @@ export class OAuthService implements CredentialResolver {
         if (connection) await this.end(trx, [connection], 'revoked');
       } else {
         await revokeToken(trx, hash, this.clock.now().toISOString());
-        for (const listener of this.endedListeners) await listener(trx, [row.id]);
+        for (const listener of this.endedListeners) await listener(trx, [row.id], 'revoked');
       }
     });
   }
@@ -410,14 +411,24 @@ export class OAuthService implements CredentialResolver {
         data: { reason },
       });
     }
-    if (ended.length > 0) for (const listener of this.endedListeners) await listener(exec, ended);
+    const how = reason === 'expired' ? 'expired' : 'revoked';
+    if (ended.length > 0) for (const listener of this.endedListeners) await listener(exec, ended, how);
+  }
+
+  /**
+   * Records the end of connections that ran out (30 days, or the approving key's expiry): their
+   * tokens already stopped at that moment; this writes the audit record and stops what they
+   * authorized. Run periodically.
+   */
+  async endExpired(): Promise<void> {
+    await this.db.transaction().execute(async (trx) => this.end(trx, await expiredOpenConnections(trx, this.clock.now().toISOString()), 'expired'));
   }
 
   /** Ends an app's connections and tokens (before the app is deleted). */
   async endAppGrants(exec: Executor, app: AppRow): Promise<void> {
     await this.end(exec, await openConnectionsOf(exec, { appId: app.id }), 'app_deleted');
     await revokeAppTokens(exec, app.id, this.clock.now().toISOString());
-    for (const listener of this.endedListeners) await listener(exec, [app.id]);
+    for (const listener of this.endedListeners) await listener(exec, [app.id], 'revoked');
   }
 
   /** Which of these connections are open, unexpired, and approved by a still usable key. */

@@ -90,6 +90,12 @@ export async function openConnectionsOf(db: Executor, filter: { approvingKeyId?:
   return (await query.execute()).map((row) => ({ id: row.id, accountId: row.account_id }));
 }
 
+/** Connections not yet ended whose time has run out. */
+export async function expiredOpenConnections(db: Executor, nowIso: string): Promise<Array<{ id: string; accountId: string }>> {
+  const rows = await db.selectFrom('oauth_connections').select(['id', 'account_id']).where('ended_at', 'is', null).where('expires_at', '<=', nowIso).execute();
+  return rows.map((row) => ({ id: row.id, accountId: row.account_id }));
+}
+
 /** Open, unexpired connections among these ids, with their approving keys. */
 export async function liveConnections(db: Executor, ids: string[], nowIso: string): Promise<Array<{ id: string; approvingKeyId: string }>> {
   if (ids.length === 0) return [];
