@@ -411,7 +411,7 @@ export class OAuthService implements CredentialResolver {
         data: { reason },
       });
     }
-    const how = reason === 'expired' ? 'expired' : 'revoked';
+    const how = reason === 'expired' || reason === 'approving_key_expired' ? 'expired' : 'revoked';
     if (ended.length > 0) for (const listener of this.endedListeners) await listener(exec, ended, how);
   }
 
