@@ -1,15 +1,24 @@
+import { prepare } from './prepared.js';
 import type { Executor } from './schema.js';
+
+type Counter = 'event_seq' | 'audit_seq';
+
+const increment = (counter: Counter) =>
+  prepare((db, p: { accountId: string; by: number }) =>
+    db
+      .updateTable('accounts')
+      .set((eb) => ({ [counter]: eb(counter, '+', p.by) }))
+      .where('id', '=', p.accountId)
+      .returning(counter),
+  );
+const increments = { event_seq: increment('event_seq'), audit_seq: increment('audit_seq') };
 
 /**
  * Takes the next value of one of the account's counters. The update locks the account's row until
  * the transaction ends, so numbers are handed out in commit order with no gaps (decisions §7).
  */
-export async function nextSequence(db: Executor, accountId: string, counter: 'event_seq' | 'audit_seq', by = 1): Promise<number> {
-  const row = await db
-    .updateTable('accounts')
-    .set((eb) => ({ [counter]: eb(counter, '+', by) }))
-    .where('id', '=', accountId)
-    .returning(counter)
-    .executeTakeFirstOrThrow();
+export async function nextSequence(db: Executor, accountId: string, counter: Counter, by = 1): Promise<number> {
+  const row = (await increments[counter].first(db, { accountId, by })) as Record<Counter, number> | undefined;
+  if (!row) throw new Error(`no account ${accountId}`);
   return Number(row[counter]);
 }

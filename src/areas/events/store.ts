@@ -1,5 +1,6 @@
 import type { Executor } from '../../storage/schema.js';
-import { startsWith } from '../../storage/filters.js';
+import { prefixLength, startsWith } from '../../storage/filters.js';
+import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 
 export interface EventRow {
@@ -9,17 +10,48 @@ export interface EventRow {
   createdAt: string;
 }
 
+const insertEventRow = prepare((db, p: { accountId: string; id: number; type: string; data: string; createdAt: string }) =>
+  db.insertInto('events').values({ account_id: p.accountId, id: p.id, type: p.type, data: p.data, created_at: p.createdAt }),
+);
+
 export async function insertEvent(db: Executor, accountId: string, event: EventRow): Promise<void> {
-  await db
-    .insertInto('events')
-    .values({ account_id: accountId, id: event.id, type: event.type, data: JSON.stringify(event.data), created_at: event.createdAt })
-    .execute();
+  await insertEventRow.execute(db, { accountId, id: event.id, type: event.type, data: JSON.stringify(event.data), createdAt: event.createdAt });
 }
+
+const eventSeq = prepare((db, p: { accountId: string }) => db.selectFrom('accounts').select('event_seq').where('id', '=', p.accountId));
 
 /** The account's newest event id (0 before the first event). */
 export async function newestEventId(db: Executor, accountId: string): Promise<number> {
-  const row = await db.selectFrom('accounts').select('event_seq').where('id', '=', accountId).executeTakeFirst();
+  const row = await eventSeq.first(db, { accountId });
   return row ? Number(row.event_seq) : 0;
+}
+
+type ListParams = { accountId: string; after: number; limit: number; upTo: number; type: string; prefixLength: number };
+type StoredEvent = { id: number; type: string; data: string; created_at: string };
+
+/** One prepared query per shape: with or without an upper bound, and by type, type prefix or none. */
+const listQueries = new Map<string, PreparedQuery<ListParams, StoredEvent>>();
+
+function listQueryFor(bounded: boolean, typeFilter: 'none' | 'exact' | 'prefix'): PreparedQuery<ListParams, StoredEvent> {
+  const shape = `${bounded}:${typeFilter}`;
+  let query = listQueries.get(shape);
+  if (!query) {
+    query = prepare((db, p: ListParams) => {
+      let select = db
+        .selectFrom('events')
+        .select(['id', 'type', 'data', 'created_at'])
+        .where('account_id', '=', p.accountId)
+        .where('id', '>', p.after)
+        .orderBy('id')
+        .limit(p.limit);
+      if (bounded) select = select.where('id', '<=', p.upTo);
+      if (typeFilter === 'prefix') select = select.where(startsWith('type', p.type, p.prefixLength));
+      if (typeFilter === 'exact') select = select.where('type', '=', p.type);
+      return select;
+    });
+    listQueries.set(shape, query);
+  }
+  return query;
 }
 
 /** Events with `after` < id ≤ `upTo` (when given), oldest first, at most `limit`. */
@@ -28,16 +60,16 @@ export async function listEvents(
   accountId: string,
   query: { after: number; limit: number; type?: TypeFilter; upTo?: number },
 ): Promise<EventRow[]> {
-  let select = db
-    .selectFrom('events')
-    .select(['id', 'type', 'data', 'created_at'])
-    .where('account_id', '=', accountId)
-    .where('id', '>', query.after)
-    .orderBy('id')
-    .limit(query.limit);
-  if (query.upTo !== undefined) select = select.where('id', '<=', query.upTo);
-  if (query.type) select = query.type.prefix ? select.where(startsWith('type', query.type.value)) : select.where('type', '=', query.type.value);
-  const rows = await select.execute();
+  const { type } = query;
+  const prepared = listQueryFor(query.upTo !== undefined, type ? (type.prefix ? 'prefix' : 'exact') : 'none');
+  const rows = await prepared.rows(db, {
+    accountId,
+    after: query.after,
+    limit: query.limit,
+    upTo: query.upTo ?? 0,
+    type: type?.value ?? '',
+    prefixLength: type ? prefixLength(type.value) : 0,
+  });
   return rows.map((row) => ({ id: Number(row.id), type: row.type, data: JSON.parse(row.data) as Record<string, unknown>, createdAt: row.created_at }));
 }
 

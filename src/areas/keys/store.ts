@@ -1,3 +1,4 @@
+import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 
 export interface KeyRow {
@@ -54,21 +55,24 @@ export async function insertKey(db: Executor, key: KeyRow, keyHash: string): Pro
     .execute();
 }
 
+const usableKeyByHash = prepare((db, p: { keyHash: string; nowIso: string }) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(KEY_COLUMNS.map((column) => `api_keys.${column}` as const))
+    .select('accounts.name as account_name')
+    .where('api_keys.key_hash', '=', p.keyHash)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('api_keys.expires_at', '>', p.nowIso),
+);
+
 /** The key with this hash if it is neither revoked nor expired at `nowIso`, with its account's name. */
 export async function findUsableKeyByHash(
   db: Executor,
   keyHash: string,
   nowIso: string,
 ): Promise<(KeyRow & { accountName: string }) | undefined> {
-  const row = await db
-    .selectFrom('api_keys')
-    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(KEY_COLUMNS.map((column) => `api_keys.${column}` as const))
-    .select('accounts.name as account_name')
-    .where('api_keys.key_hash', '=', keyHash)
-    .where('api_keys.revoked_at', 'is', null)
-    .where('api_keys.expires_at', '>', nowIso)
-    .executeTakeFirst();
+  const row = await usableKeyByHash.first(db, { keyHash, nowIso });
   return row && { ...toKey(row), accountName: row.account_name };
 }
 

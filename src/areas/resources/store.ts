@@ -1,3 +1,4 @@
+import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 
 export type ResourceType = 'sensor' | 'binary_sensor' | 'switch' | 'text';
@@ -61,28 +62,40 @@ export async function insertResource(db: Executor, accountId: string, resource: 
   await writeTags(db, accountId, resource.id, resource.tags);
 }
 
+const resourceById = prepare((db, p: { accountId: string; id: string }) =>
+  db.selectFrom('resources').select(COLUMNS).where('id', '=', p.id).where('account_id', '=', p.accountId),
+);
+
 export async function findResource(db: Executor, accountId: string, id: string): Promise<Resource | undefined> {
-  const row = await db.selectFrom('resources').select(COLUMNS).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const row = await resourceById.first(db, { accountId, id });
   return row && toResource(row);
 }
 
+type StoredValues = { name: string; state: string; attributes: string; tags: string; version: number; updatedAt: string };
+
+const updateIfVersion = prepare((db, p: StoredValues & { accountId: string; id: string; expectedVersion: number }) =>
+  db
+    .updateTable('resources')
+    .set({ name: p.name, state: p.state, attributes: p.attributes, tags: p.tags, version: p.version, updated_at: p.updatedAt })
+    .where('id', '=', p.id)
+    .where('account_id', '=', p.accountId)
+    .where('version', '=', p.expectedVersion),
+);
+
 /** Writes the new values if the stored version is still `expectedVersion`; false otherwise. */
 export async function updateResource(db: Executor, accountId: string, resource: Resource, expectedVersion: number, tagsChanged: boolean): Promise<boolean> {
-  const result = await db
-    .updateTable('resources')
-    .set({
-      name: resource.name,
-      state: JSON.stringify(resource.state),
-      attributes: JSON.stringify(resource.attributes),
-      tags: JSON.stringify(resource.tags),
-      version: resource.version,
-      updated_at: resource.updatedAt,
-    })
-    .where('id', '=', resource.id)
-    .where('account_id', '=', accountId)
-    .where('version', '=', expectedVersion)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) return false;
+  const updated = await updateIfVersion.affected(db, {
+    accountId,
+    id: resource.id,
+    expectedVersion,
+    name: resource.name,
+    state: JSON.stringify(resource.state),
+    attributes: JSON.stringify(resource.attributes),
+    tags: JSON.stringify(resource.tags),
+    version: resource.version,
+    updatedAt: resource.updatedAt,
+  });
+  if (updated === 0) return false;
   if (tagsChanged) {
     await db.deleteFrom('resource_tags').where('resource_id', '=', resource.id).execute();
     await writeTags(db, accountId, resource.id, resource.tags);
@@ -103,19 +116,44 @@ export interface ResourceQuery {
   offset: number;
 }
 
-export async function listResources(db: Executor, accountId: string, query: ResourceQuery): Promise<{ data: Resource[]; total: number }> {
-  let base = db.selectFrom('resources').where('account_id', '=', accountId);
-  if (query.type) base = base.where('type', '=', query.type);
-  for (const tag of query.tags) {
-    base = base.where('id', 'in', (eb) =>
-      eb.selectFrom('resource_tags').select('resource_id').where('account_id', '=', accountId).where('tag', '=', tag),
-    );
+type ListParams = { accountId: string; type: string; limit: number; offset: number } & Record<`tag${number}`, string>;
+interface ListQueries {
+  page: PreparedQuery<ListParams, Row>;
+  count: PreparedQuery<ListParams, { total: number }>;
+}
+
+/** One pair of prepared queries per shape of filter: with or without a type, and how many tags. */
+const listQueries = new Map<string, ListQueries>();
+
+function listQueriesFor(byType: boolean, tagCount: number): ListQueries {
+  const shape = `${byType}:${tagCount}`;
+  let queries = listQueries.get(shape);
+  if (!queries) {
+    const filtered = (db: Executor, p: ListParams) => {
+      let base = db.selectFrom('resources').where('account_id', '=', p.accountId);
+      if (byType) base = base.where('type', '=', p.type);
+      for (let index = 0; index < tagCount; index++) {
+        base = base.where('id', 'in', (eb) =>
+          eb.selectFrom('resource_tags').select('resource_id').where('account_id', '=', p.accountId).where('tag', '=', p[`tag${index}`] as string),
+        );
+      }
+      return base;
+    };
+    queries = {
+      page: prepare((db, p: ListParams) => filtered(db, p).select(COLUMNS).orderBy('created_seq').limit(p.limit).offset(p.offset)),
+      count: prepare((db, p: ListParams) => filtered(db, p).select((eb) => eb.fn.countAll<number>().as('total'))),
+    };
+    listQueries.set(shape, queries);
   }
-  const [rows, count] = await Promise.all([
-    base.select(COLUMNS).orderBy('created_seq').limit(query.limit).offset(query.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { data: rows.map(toResource), total: Number(count.total) };
+  return queries;
+}
+
+export async function listResources(db: Executor, accountId: string, query: ResourceQuery): Promise<{ data: Resource[]; total: number }> {
+  const { page, count } = listQueriesFor(query.type !== undefined, query.tags.length);
+  const params = { accountId, type: query.type ?? '', limit: query.limit, offset: query.offset } as ListParams;
+  query.tags.forEach((tag, index) => (params[`tag${index}`] = tag));
+  const [rows, counted] = await Promise.all([page.rows(db, params), count.first(db, params)]);
+  return { data: rows.map(toResource), total: Number(counted?.total ?? 0) };
 }
 
 /** Every resource of the account, in creation order (snapshots). */
