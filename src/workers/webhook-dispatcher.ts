@@ -1,11 +1,14 @@
 // Sends due webhook deliveries with bounded concurrency. Deliveries are claimed with a lease, so
 // several processes share the work and a crashed process's claims simply run out; one slow or
-// failing receiver holds at most its own requests, never the queue.
+// failing receiver holds at most its own share of the attempts (IN_FLIGHT_PER_WEBHOOK), never
+// the queue.
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebhooksService } from '../areas/webhooks/service.js';
 
 export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts under way by webhook id. */
+  private readonly busy = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   private pollAgain = false;
@@ -48,8 +51,9 @@ export class WebhookDispatcher {
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return;
     try {
-      const due = await this.webhooks.claimDue(room);
+      const due = await this.webhooks.claimDue(room, this.busy);
       for (const delivery of due) {
+        this.busy.set(delivery.webhookId, (this.busy.get(delivery.webhookId) ?? 0) + 1);
         const attempt = this.webhooks
           .attempt(delivery)
           .then(() => void this.sent++)
@@ -58,6 +62,9 @@ export class WebhookDispatcher {
             this.log.error({ err: error, deliveryId: delivery.id }, 'recording a webhook attempt failed; its lease will run out and it is retried');
           })
           .finally(() => {
+            const left = (this.busy.get(delivery.webhookId) ?? 1) - 1;
+            if (left > 0) this.busy.set(delivery.webhookId, left);
+            else this.busy.delete(delivery.webhookId);
             this.inFlight.delete(attempt);
             this.wake();
           });

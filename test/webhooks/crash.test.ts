@@ -59,7 +59,8 @@ describe('a server killed mid-delivery', () => {
 
     const first = new ServerProcess(env, workDir);
     const base = await first.listening();
-    const hook = await api(base, apiKey.key, 'POST', '/api/v1/webhooks', { name: 'slow', url: receiver.url('/slow'), events: ['custom.*'] });
+    // Paused while the events are written, so the kill finds most of them still to deliver.
+    const hook = await api(base, apiKey.key, 'POST', '/api/v1/webhooks', { name: 'slow', url: receiver.url('/slow'), events: ['custom.*'], enabled: false });
     expect(hook.status).toBe(201);
     const published: number[] = [];
     for (let index = 0; index < EVENTS; index++) {
@@ -67,6 +68,7 @@ describe('a server killed mid-delivery', () => {
       expect(event.status).toBe(201);
       published.push(event.json.id);
     }
+    expect((await api(base, apiKey.key, 'PATCH', `/api/v1/webhooks/${hook.json.id}`, { enabled: true })).status).toBe(200);
     const eventIds = () => new Set(receiver.received.map((entry) => Number(entry.headers['x-service-event-id'])));
     await until(() => eventIds().size >= 4, 'some deliveries before the crash');
     first.child.kill('SIGKILL');

@@ -18,6 +18,7 @@ import { Receiver, sleep, until, type Received } from './support.js';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const RETRY_SCHEDULE = [0, 0.2, 0.6, 0.3, 0.1];
 const TIMEOUT_MS = 3000;
+const BACKLOG = 100;
 const ENV = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE.join(','),
@@ -269,23 +270,31 @@ describe('webhook delivery', () => {
       expect((await deliveries(caller.key, hooks[1]!.id))[0]!.attempts[0]!.durationMs).toBeGreaterThanOrEqual(receiver.slowMs - 20);
     });
 
-    it('keeps delivering to healthy receivers while others hang and fail with a backlog', async () => {
+    it('keeps delivering to a healthy receiver while others hang and fail with an older backlog', async () => {
       const caller = await app().account();
       const [hang, fail, ok] = [unique('hang'), unique('fail'), unique('ok')];
-      const hanging = await createHook(caller.key, hang);
-      const failing = await createHook(caller.key, fail);
+      // A backlog larger than the dispatcher's 64 slots, older than anything the healthy webhook
+      // gets: taken oldest first without a per-webhook share, it would fill every slot.
+      const hanging = await createHook(caller.key, hang, { enabled: false });
+      const failing = await createHook(caller.key, fail, { enabled: false });
+      for (let start = 0; start < BACKLOG; start += 20) {
+        await Promise.all(Array.from({ length: 20 }, (_, index) => publish(caller.key, 'custom.backlog', { index: start + index })));
+      }
       const healthy = await createHook(caller.key, ok);
+      for (const hook of [hanging, failing]) {
+        expect((await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: { enabled: true } })).status).toBe(200);
+      }
+      await until(() => onPath(hang).length > 0, 'the hanging receiver to be called');
       const published: number[] = [];
-      for (let index = 0; index < 30; index++) published.push((await publish(caller.key, 'custom.burst', { index })).id);
-      await until(() => new Set(onPath(ok).map(eventIdOf)).size === 30, 'all 30 events at the healthy receiver', 20_000);
+      for (let index = 0; index < 20; index++) published.push((await publish(caller.key, 'custom.burst', { index })).id);
+      await until(() => new Set(onPath(ok).map(eventIdOf)).size === published.length, 'every event at the healthy receiver', 20_000);
       // Every healthy delivery arrived before the first hanging attempt gave up.
       const hangingAttempts = (await deliveries(caller.key, hanging.id)).flatMap((delivery) => delivery.attempts);
       expect(hangingAttempts).toEqual([]);
-      expect(onPath(hang).length).toBeGreaterThan(0);
-      expect(onPath(hang).length).toBeLessThanOrEqual(4);
+      expect(onPath(hang).length).toBeLessThanOrEqual(16);
       expect(new Set(onPath(ok).map(eventIdOf))).toEqual(new Set(published));
       await until(async () => (await deliveries(caller.key, healthy.id)).every((delivery) => delivery.status === 'succeeded'), 'the healthy history');
-      for (const id of [hanging.id, failing.id]) await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${id}`, key: caller.key, body: { enabled: false } });
+      for (const hook of [hanging, failing]) await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: { enabled: false } });
     });
   });
 

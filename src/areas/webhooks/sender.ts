@@ -25,7 +25,8 @@ export class WebhookSender {
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       keepAliveTimeout: 30_000,
-      connections: 8,
+      // No per-origin socket limit (the dispatcher bounds the attempts): several webhooks on one
+      // host must not queue behind one that hangs.
     });
   }
 

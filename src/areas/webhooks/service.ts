@@ -44,8 +44,8 @@ export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export const QUEUE_CAP = 1000;
 export const HISTORY_KEPT = 500;
 export const MAX_ATTEMPTS = 5;
-/** Attempts under way at once for one webhook (of the dispatcher's 16): a hanging receiver holds no more. */
-export const IN_FLIGHT_PER_WEBHOOK = 4;
+/** Attempts under way at once for one webhook in one process (of its 64): a hanging receiver holds no more. */
+export const IN_FLIGHT_PER_WEBHOOK = 16;
 
 export const SUBSCRIBABLE_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'];
 const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
@@ -401,11 +401,14 @@ export class WebhooksService {
     return ended;
   }
 
-  /** Claims due deliveries; those whose authorizing key has meanwhile ended are cut off, not sent. */
-  async claimDue(limit: number): Promise<ClaimedDelivery[]> {
+  /**
+   * Claims due deliveries, at most IN_FLIGHT_PER_WEBHOOK per webhook counting `busy` (attempts
+   * under way by webhook id); those whose authorizing key has meanwhile ended are cut off, not sent.
+   */
+  async claimDue(limit: number, busy: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
     const leaseUntil = new Date(now.getTime() + this.options.leaseMs).toISOString();
-    const claimed = await claimDueDeliveries(this.db, now.toISOString(), leaseUntil, limit, IN_FLIGHT_PER_WEBHOOK);
+    const claimed = await claimDueDeliveries(this.db, now.toISOString(), leaseUntil, limit, { perWebhook: IN_FLIGHT_PER_WEBHOOK, busy });
     const ended = await this.cutOffExpired(claimed.map((delivery) => delivery.authorizedBy));
     return ended.length === 0 ? claimed : claimed.filter((delivery) => !ended.includes(delivery.authorizedBy.id));
   }

@@ -279,52 +279,43 @@ export async function listDeliveries(db: Executor, webhookId: string, completedK
     .sort((a, b) => (a.createdAt === b.createdAt ? b.eventId - a.eventId : a.createdAt < b.createdAt ? 1 : -1));
 }
 
+/** How many attempts one webhook may have under way, and how many it has (in this process). */
+export interface WebhookShare {
+  perWebhook: number;
+  busy: ReadonlyMap<string, number>;
+}
+
 /**
- * Claims up to `limit` due deliveries of enabled webhooks until `leaseUntil`, at most
- * `perWebhook` in flight per webhook (counting unexpired claims of every process), taking each
- * webhook's oldest first in turn: a receiver that hangs holds only its own share, never the
- * queue. The claim is one conditional UPDATE: when processes race for a row, the loser's
- * condition no longer holds, so each attempt is made by one process (a crashed claimer's lease
- * simply runs out).
+ * Claims up to `limit` due deliveries of enabled webhooks until `leaseUntil`, each webhook's
+ * oldest first and in turn, within its share: a receiver that hangs holds only its own attempts,
+ * never the queue. The claim is one conditional UPDATE: when processes race for a row, the
+ * loser's condition no longer holds, so each attempt is made by one process (a crashed claimer's
+ * lease simply runs out).
  */
 export async function claimDueDeliveries(
   db: Executor,
   nowIso: string,
   leaseUntil: string,
   limit: number,
-  perWebhook: number,
+  share: WebhookShare,
 ): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: { kind: string; id: string } }>> {
-  const inFlight = db
-    .selectFrom('webhook_deliveries')
-    .select(['webhook_id', (eb) => eb.fn.countAll<number>().as('busy')])
-    .where('status', '=', 'pending')
-    .where('claimed_until', '>=', nowIso)
-    .groupBy('webhook_id');
-  const ranked = db
+  const full = [...share.busy].filter(([, busy]) => busy >= share.perWebhook).map(([id]) => id);
+  let candidates = db
     .selectFrom('webhook_deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
-    .leftJoin(inFlight.as('in_flight'), 'in_flight.webhook_id', 'webhook_deliveries.webhook_id')
-    .select([
-      'webhook_deliveries.id',
-      'webhook_deliveries.next_attempt_at',
-      sql<number>`row_number() over (partition by ${sql.ref('webhook_deliveries.webhook_id')} order by ${sql.ref('webhook_deliveries.next_attempt_at')}, ${sql.ref('webhook_deliveries.event_id')})`.as('turn'),
-      sql<number>`coalesce(${sql.ref('in_flight.busy')}, 0)`.as('busy'),
-    ])
+    .select(['webhook_deliveries.id', 'webhook_deliveries.webhook_id'])
     .where('webhook_deliveries.status', '=', 'pending')
     .where('webhook_deliveries.next_attempt_at', '<=', nowIso)
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', nowIso)]))
     .where('webhooks.enabled', '=', 1);
-  const due = db
-    .selectFrom(ranked.as('ranked'))
-    .select('ranked.id')
-    .where((eb) => eb(eb('ranked.turn', '+', eb.ref('ranked.busy')), '<=', perWebhook))
-    .orderBy('ranked.turn')
-    .orderBy('ranked.next_attempt_at')
-    .limit(limit);
+  if (full.length > 0) candidates = candidates.where('webhook_deliveries.webhook_id', 'not in', full);
+  const due = await candidates.orderBy('webhook_deliveries.next_attempt_at').limit(limit * share.perWebhook).execute();
+  const ids = takeInTurn(due, limit, share);
+  if (ids.length === 0) return [];
   const claimed = await db
     .updateTable('webhook_deliveries')
     .set({ claimed_until: leaseUntil })
-    .where('id', 'in', due)
+    .where('id', 'in', ids)
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', nowIso)]))
     .returning(DELIVERY_COLUMNS)
@@ -340,6 +331,29 @@ export async function claimDueDeliveries(
     const hook = byId.get(row.webhook_id);
     return hook ? [{ ...toDelivery(row), url: hook.url, sealedSecret: hook.secret, authorizedBy: { kind: hook.authorized_by_kind, id: hook.authorized_by_id } }] : [];
   });
+}
+
+/** Round by round, the next oldest of each webhook (oldest webhook first) while it has room. */
+function takeInTurn(due: Array<{ id: string; webhook_id: string }>, limit: number, share: WebhookShare): string[] {
+  const queues = new Map<string, string[]>();
+  for (const row of due) {
+    const queue = queues.get(row.webhook_id);
+    if (queue) queue.push(row.id);
+    else queues.set(row.webhook_id, [row.id]);
+  }
+  const room = new Map([...queues.keys()].map((id) => [id, share.perWebhook - (share.busy.get(id) ?? 0)]));
+  const taken: string[] = [];
+  for (let round = 0; taken.length < limit; round++) {
+    let added = false;
+    for (const [webhookId, queue] of queues) {
+      if (taken.length === limit) break;
+      if (round >= queue.length || round >= (room.get(webhookId) ?? 0)) continue;
+      taken.push(queue[round]!);
+      added = true;
+    }
+    if (!added) break;
+  }
+  return taken;
 }
 
 /** Records an attempt; a completed delivery leaves the webhook's pending count. */
