@@ -3,8 +3,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import { openContext, type AppContext, type ContextOptions } from './context.js';
-import { installAuthorization, installRateLimitedIdentity } from './platform/access.js';
-import { installCors } from './platform/cors.js';
+import { installAccess } from './platform/access.js';
 import { installHttpContract, sendError } from './platform/http-contract.js';
 import { installOpenApi } from './platform/openapi.js';
 import { requestIdFor } from './platform/request-id.js';
@@ -76,9 +75,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   installValidation(app);
   installHttpContract(app);
-  installRateLimitedIdentity(app, { config, resolvers: [services.keys, services.oauth], limiter: context.rateLimiter });
-  await installCors(app);
-  installAuthorization(app);
+  installAccess(app, { config, resolvers: [services.keys, services.oauth], limiter: context.rateLimiter });
 
   app.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode;

@@ -1,12 +1,14 @@
 // Who is calling and may they: resolves the credential, applies the rate limit, then enforces the
 // route's access rule, all before the body is read (so an anonymous caller learns nothing from
 // validation errors). Routes declare `config.auth`; a route that declares nothing needs a credential.
-// CORS preflights (OPTIONS) are answered between the two hooks, and need no credential.
+// CORS preflights (OPTIONS) are answered after the rate limit and before the access rule: they need no credential.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { hasScopes, type Credential, type CredentialResolver } from './credential.js';
 import { ApiError, insufficientScope, unauthorized } from './errors.js';
-import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
+import { addCorsHeaders, answerPreflight, installCorsRoutes } from './cors.js';
+import { addContractHeaders } from './http-contract.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { Scope } from './scopes.js';
 
 /** `public`: no credential; `unmetered`: public and never counted (liveness); else the scopes needed. */
@@ -18,8 +20,6 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     credential: Credential | undefined;
-    /** Whether the request presented any credential (valid or not), for the 401 challenge. */
-    credentialSent: boolean;
   }
 }
 
@@ -51,50 +51,48 @@ export function credentialOf(request: FastifyRequest): Credential {
 }
 
 /**
- * Identifies the caller and applies the rate limit. Registered before CORS, so preflights carry
- * the RateLimit headers too (they see the allowance but never spend it).
+ * The one request hook every route shares, in this order: the contract headers, CORS, the caller's
+ * identity and rate limit, the answer to a CORS preflight (which needs no credential but carries
+ * the RateLimit headers), then the route's access rule. One hook rather than one per concern: each
+ * hook costs a promise and a turn of the event loop on every request.
  */
-export function installRateLimitedIdentity(
-  app: FastifyInstance,
-  options: { config: Config; resolvers: CredentialResolver[]; limiter: RateLimiter },
-): void {
+export function installAccess(app: FastifyInstance, options: { config: Config; resolvers: CredentialResolver[]; limiter: RateLimiter }): void {
   const { config, resolvers, limiter } = options;
 
-  async function resolve(secret: string): Promise<Credential | undefined> {
-    const resolver = resolvers.find((candidate) => secret.startsWith(candidate.prefix));
-    return resolver?.resolve(secret);
+  function resolve(secret: string): Promise<Credential | undefined> | undefined {
+    for (const resolver of resolvers) if (secret.startsWith(resolver.prefix)) return resolver.resolve(secret);
+    return undefined;
   }
 
   app.decorateRequest('credential', undefined);
-  app.decorateRequest('credentialSent', false);
+  installCorsRoutes(app);
   app.addHook('onRequest', async (request, reply) => {
+    addContractHeaders(request, reply);
+    addCorsHeaders(request, reply);
+
     const presented = presentedSecret(request);
     const credential = presented.secret ? await resolve(presented.secret) : undefined;
     request.credential = credential;
-    request.credentialSent = presented.sent;
 
     // CORS preflights and liveness probes see their allowance but never spend it, nor are refused.
-    const counted = routeAccess(request) !== 'unmetered' && request.method !== 'OPTIONS';
+    const access = routeAccess(request);
+    const counted = access !== 'unmetered' && request.method !== 'OPTIONS';
     const decision = credential
       ? await limiter.check(credential.rateLimitKey, config.rateLimitPerMinute, counted)
       : await limiter.check(`ip:${request.ip}`, config.rateLimitAnonPerMinute, counted);
-    reply.headers(rateLimitHeaders(decision));
+    reply.header('ratelimit-limit', String(decision.limit));
+    reply.header('ratelimit-remaining', String(decision.remaining));
+    reply.header('ratelimit-reset', String(decision.resetSeconds));
     if (counted && !decision.allowed) {
       throw new ApiError(429, 'rate_limited', `Rate limit of ${decision.limit} requests per minute reached`, undefined, {
         'retry-after': String(decision.resetSeconds),
       });
     }
-  });
-}
 
-/** Enforces the route's access rule; registered after CORS, whose preflights need no credential. */
-export function installAuthorization(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
-    const access = routeAccess(request);
+    if (answerPreflight(request, reply)) return;
     if (access === 'public' || access === 'unmetered') return;
-    const credential = request.credential;
     if (!credential) {
-      throw unauthorized(request.credentialSent ? 'The credential is invalid, expired or revoked' : 'A credential is required', request.credentialSent);
+      throw unauthorized(presented.sent ? 'The credential is invalid, expired or revoked' : 'A credential is required', presented.sent);
     }
     if (!hasScopes(credential, access.scopes)) throw insufficientScope(access.scopes);
   });

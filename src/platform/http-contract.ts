@@ -48,12 +48,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: E
   return reply.code(error.status).send({ error: body });
 }
 
-export function installHttpContract(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
-  });
+/** The headers of every response; set by the request hook (access.ts). */
+export function addContractHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  reply.header('x-content-type-options', 'nosniff');
+}
 
+export function installHttpContract(app: FastifyInstance): void {
   // JSON is the only body type of the API (the OAuth routes add form data in their own scope).
   // An empty body parses to nothing, so POSTs that take no body may still send the header.
   const parseJson = app.getDefaultJsonParser('error', 'error');

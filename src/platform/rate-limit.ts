@@ -61,11 +61,3 @@ export class RateLimiter {
     };
   }
 }
-
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  return {
-    'ratelimit-limit': String(decision.limit),
-    'ratelimit-remaining': String(decision.remaining),
-    'ratelimit-reset': String(decision.resetSeconds),
-  };
-}

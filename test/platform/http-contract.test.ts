@@ -494,6 +494,11 @@ describe('rate limit', () => {
     expect(header(limited, 'ratelimit-remaining')).toBe('0');
     expect(Number(header(limited, 'ratelimit-reset'))).toBeGreaterThanOrEqual(1);
     expect(header(limited, 'x-request-id')).toBe(limited.json.error.requestId);
+    // A browser may read the 429 and its Retry-After (an exposed header) like any API response.
+    const fromBrowser = await t.request({ url: '/api/v1/auth/me', key: first.key, headers: { origin: 'https://example.com' } });
+    expect(fromBrowser.status).toBe(429);
+    expect(header(fromBrowser, 'access-control-allow-origin')).toBe('*');
+    expect(tokens(fromBrowser, 'access-control-expose-headers')).toContain('retry-after');
     // The same key through X-API-Key shares the bucket.
     expect((await t.request({ url: '/api/v1/auth/me', headers: { 'x-api-key': first.key } })).status).toBe(429);
   });
