@@ -118,6 +118,7 @@ describe('/api/v1/apps', () => {
         [{ ...validApp, redirectUris: [] }, '/redirectUris'],
         [{ ...validApp, redirectUris: Array.from({ length: 11 }, (_, i) => `https://a.example.com/${i}`) }, '/redirectUris'],
         [{ ...validApp, name: '   ' }, '/name'],
+        [{ ...validApp, name: 'Bell\u0007' }, '/name'],
         [{ ...validApp, name: 'x'.repeat(101) }, '/name'],
         [{ ...validApp, type: 'native' }, '/type'],
         [{ ...validApp, scopes: ['resources:read', 'nonsense:scope'] }, '/scopes/1'],

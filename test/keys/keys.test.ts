@@ -129,6 +129,8 @@ describe('API keys', () => {
         { scopes: [] },
         { name: '', scopes: [] },
         { name: '   ', scopes: [] },
+        // A control character may not stand in for the one visible character a name needs.
+        { name: 'Bell\u0007', scopes: [] },
         { name: 'x'.repeat(101), scopes: [] },
         { name: 'ok' },
         { name: 'ok', scopes: 'resources:read' },

@@ -2,11 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import type { Executor } from '../../storage/schema.js';
 import type { AppRow, AppsService } from './service.js';
 
-const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
 const AppType = Type.Union([Type.Literal('public'), Type.Literal('confidential')]);
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https, or http to a loopback host; matched exactly' });
 const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 });
@@ -42,7 +41,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
       schema: {
         summary: 'Register an application',
         tags: ['apps'],
-        body: Type.Object({ name: Name, type: AppType, redirectUris: RedirectUris, scopes: Scopes }, { additionalProperties: false }),
+        body: Type.Object({ name: DisplayName(), type: AppType, redirectUris: RedirectUris, scopes: Scopes }, { additionalProperties: false }),
         response: { 201: ref('AppWithSecret') },
       },
     },
@@ -71,7 +70,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
         params: IdParams,
         body: Type.Object(
           {
-            name: Type.Optional(Name),
+            name: Type.Optional(DisplayName()),
             redirectUris: Type.Optional(RedirectUris),
             scopes: Type.Optional(Scopes),
             type: Type.Optional(Type.Unknown({ description: 'Not changeable: sending it is an error' })),

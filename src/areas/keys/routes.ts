@@ -3,10 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { API_NAME, API_VERSION } from '../../platform/openapi.js';
-import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { actorOf, DEFAULT_KEY_DAYS, type KeysService } from './service.js';
-
-const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
 
 const ApiKey = Type.Object(
   {
@@ -46,7 +44,7 @@ const CredentialSummary = Type.Object(
 );
 const CreateKeyBody = Type.Object(
   {
-    name: KeyName,
+    name: DisplayName(),
     scopes: Type.Array(Type.String(), { maxItems: 20 }),
     expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: DEFAULT_KEY_DAYS })),
   },
