@@ -17,10 +17,11 @@ import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
 import {
   activeAuthorizers,
-  claimDueDeliveries,
+  claimDeliveries,
   countWebhooks,
   cutOffWebhook,
   deleteWebhook,
+  dueDeliveries,
   findDelivery,
   findWebhook,
   insertDelivery,
@@ -46,6 +47,8 @@ export const HISTORY_KEPT = 500;
 export const MAX_ATTEMPTS = 5;
 /** Attempts under way at once for one webhook in one process (of its 64): a hanging receiver holds no more. */
 export const IN_FLIGHT_PER_WEBHOOK = 16;
+/** How often, at most, the claim looks past webhooks at their share for others' due deliveries. */
+const WIDE_LOOK_INTERVAL_MS = 100;
 
 export const SUBSCRIBABLE_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'];
 const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
@@ -79,7 +82,7 @@ export interface WebhookInput {
   enabled?: boolean;
 }
 
-type ClaimedDelivery = Awaited<ReturnType<typeof claimDueDeliveries>>[number];
+type ClaimedDelivery = Awaited<ReturnType<typeof claimDeliveries>>[number];
 
 function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -128,6 +131,7 @@ function validateEvents(events: string[]): void {
 export class WebhooksService {
   /** Set when the outbox gained deliveries, so a commit wakes the dispatcher only when there is work. */
   private queuedSinceCheck = false;
+  private lastWideLook = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -402,13 +406,29 @@ export class WebhooksService {
   }
 
   /**
-   * Claims due deliveries, at most IN_FLIGHT_PER_WEBHOOK per webhook counting `busy` (attempts
-   * under way by webhook id); those whose authorizing key has meanwhile ended are cut off, not sent.
+   * Claims due deliveries, oldest first, each webhook in turn and at most IN_FLIGHT_PER_WEBHOOK
+   * of one webhook counting `busy` (attempts under way by webhook id). The oldest due deliveries
+   * are one cheap indexed read; when they all belong to webhooks at their share, a wider read
+   * skips those webhooks (at most every WIDE_LOOK_INTERVAL_MS: it reads past their backlog), so
+   * a receiver that hangs with a backlog never holds up the others. Deliveries whose authorizing
+   * credential has meanwhile ended are cut off, not sent.
    */
   async claimDue(limit: number, busy: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    const leaseUntil = new Date(now.getTime() + this.options.leaseMs).toISOString();
-    const claimed = await claimDueDeliveries(this.db, now.toISOString(), leaseUntil, limit, { perWebhook: IN_FLIGHT_PER_WEBHOOK, busy });
+    const nowIso = now.toISOString();
+    const taken = new Map(busy);
+    const window = limit;
+    const oldest = await dueDeliveries(this.db, nowIso, window, []);
+    const ids = takeInTurn(oldest, limit, taken);
+    const crowdedOut = ids.length < limit && oldest.length === window && oldest.some((row) => (taken.get(row.webhookId) ?? 0) >= IN_FLIGHT_PER_WEBHOOK);
+    if (crowdedOut && now.getTime() - this.lastWideLook >= WIDE_LOOK_INTERVAL_MS) {
+      this.lastWideLook = now.getTime();
+      const full = [...taken].filter(([, count]) => count >= IN_FLIGHT_PER_WEBHOOK).map(([id]) => id);
+      const chosen = new Set(ids);
+      const others = (await dueDeliveries(this.db, nowIso, window, full)).filter((row) => !chosen.has(row.id));
+      ids.push(...takeInTurn(others, limit - ids.length, taken));
+    }
+    const claimed = await claimDeliveries(this.db, ids, nowIso, new Date(now.getTime() + this.options.leaseMs).toISOString());
     const ended = await this.cutOffExpired(claimed.map((delivery) => delivery.authorizedBy));
     return ended.length === 0 ? claimed : claimed.filter((delivery) => !ended.includes(delivery.authorizedBy.id));
   }
@@ -455,4 +475,31 @@ export interface Authorizer {
 
 export function authorizerOf(credential: Credential): Authorizer {
   return credential.grant ?? { kind: 'api_key', id: credential.id };
+}
+
+/**
+ * Round by round, the next oldest due delivery of each webhook (the webhook due longest first)
+ * while it has room in its share; `taken` counts what each webhook has under way, picks included.
+ */
+function takeInTurn(due: ReadonlyArray<{ id: string; webhookId: string }>, limit: number, taken: Map<string, number>): string[] {
+  const queues = new Map<string, string[]>();
+  for (const row of due) {
+    const queue = queues.get(row.webhookId);
+    if (queue) queue.push(row.id);
+    else queues.set(row.webhookId, [row.id]);
+  }
+  const picked: string[] = [];
+  for (let round = 0; picked.length < limit; round++) {
+    let added = false;
+    for (const [webhookId, queue] of queues) {
+      if (picked.length === limit) break;
+      const count = taken.get(webhookId) ?? 0;
+      if (round >= queue.length || count >= IN_FLIGHT_PER_WEBHOOK) continue;
+      picked.push(queue[round]!);
+      taken.set(webhookId, count + 1);
+      added = true;
+    }
+    if (!added) break;
+  }
+  return picked;
 }

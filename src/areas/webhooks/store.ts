@@ -279,28 +279,12 @@ export async function listDeliveries(db: Executor, webhookId: string, completedK
     .sort((a, b) => (a.createdAt === b.createdAt ? b.eventId - a.eventId : a.createdAt < b.createdAt ? 1 : -1));
 }
 
-/** How many attempts one webhook may have under way, and how many it has (in this process). */
-export interface WebhookShare {
-  perWebhook: number;
-  busy: ReadonlyMap<string, number>;
-}
-
 /**
- * Claims up to `limit` due deliveries of enabled webhooks until `leaseUntil`, each webhook's
- * oldest first and in turn, within its share: a receiver that hangs holds only its own attempts,
- * never the queue. The claim is one conditional UPDATE: when processes race for a row, the
- * loser's condition no longer holds, so each attempt is made by one process (a crashed claimer's
- * lease simply runs out).
+ * The oldest `count` due, unclaimed deliveries of enabled webhooks other than `excluded`, in the
+ * order they fell due (the due index makes this cheap when nothing is excluded).
  */
-export async function claimDueDeliveries(
-  db: Executor,
-  nowIso: string,
-  leaseUntil: string,
-  limit: number,
-  share: WebhookShare,
-): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: { kind: string; id: string } }>> {
-  const full = [...share.busy].filter(([, busy]) => busy >= share.perWebhook).map(([id]) => id);
-  let candidates = db
+export async function dueDeliveries(db: Executor, nowIso: string, count: number, excluded: readonly string[]): Promise<Array<{ id: string; webhookId: string }>> {
+  let query = db
     .selectFrom('webhook_deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
     .select(['webhook_deliveries.id', 'webhook_deliveries.webhook_id'])
@@ -308,9 +292,22 @@ export async function claimDueDeliveries(
     .where('webhook_deliveries.next_attempt_at', '<=', nowIso)
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', nowIso)]))
     .where('webhooks.enabled', '=', 1);
-  if (full.length > 0) candidates = candidates.where('webhook_deliveries.webhook_id', 'not in', full);
-  const due = await candidates.orderBy('webhook_deliveries.next_attempt_at').limit(limit * share.perWebhook).execute();
-  const ids = takeInTurn(due, limit, share);
+  if (excluded.length > 0) query = query.where('webhook_deliveries.webhook_id', 'not in', excluded);
+  const rows = await query.orderBy('webhook_deliveries.next_attempt_at').limit(count).execute();
+  return rows.map((row) => ({ id: row.id, webhookId: row.webhook_id }));
+}
+
+/**
+ * Claims these deliveries until `leaseUntil`, those still due and unclaimed. The claim is one
+ * conditional UPDATE: when processes race for a row, the loser's condition no longer holds, so
+ * each attempt is made by one process (a crashed claimer's lease simply runs out).
+ */
+export async function claimDeliveries(
+  db: Executor,
+  ids: readonly string[],
+  nowIso: string,
+  leaseUntil: string,
+): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: { kind: string; id: string } }>> {
   if (ids.length === 0) return [];
   const claimed = await db
     .updateTable('webhook_deliveries')
@@ -331,29 +328,6 @@ export async function claimDueDeliveries(
     const hook = byId.get(row.webhook_id);
     return hook ? [{ ...toDelivery(row), url: hook.url, sealedSecret: hook.secret, authorizedBy: { kind: hook.authorized_by_kind, id: hook.authorized_by_id } }] : [];
   });
-}
-
-/** Round by round, the next oldest of each webhook (oldest webhook first) while it has room. */
-function takeInTurn(due: Array<{ id: string; webhook_id: string }>, limit: number, share: WebhookShare): string[] {
-  const queues = new Map<string, string[]>();
-  for (const row of due) {
-    const queue = queues.get(row.webhook_id);
-    if (queue) queue.push(row.id);
-    else queues.set(row.webhook_id, [row.id]);
-  }
-  const room = new Map([...queues.keys()].map((id) => [id, share.perWebhook - (share.busy.get(id) ?? 0)]));
-  const taken: string[] = [];
-  for (let round = 0; taken.length < limit; round++) {
-    let added = false;
-    for (const [webhookId, queue] of queues) {
-      if (taken.length === limit) break;
-      if (round >= queue.length || round >= (room.get(webhookId) ?? 0)) continue;
-      taken.push(queue[round]!);
-      added = true;
-    }
-    if (!added) break;
-  }
-  return taken;
 }
 
 /** Records an attempt; a completed delivery leaves the webhook's pending count. */
