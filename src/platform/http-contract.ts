@@ -19,11 +19,12 @@ function describe(error: FastifyError | ApiError | Error): ErrorResponse {
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const part = fastifyError.validationContext ?? 'request';
+    const details = validationDetails(fastifyError.validation);
     return {
       status: 400,
       code: 'invalid_request',
-      message: `Invalid ${part}: ${fastifyError.message.replace(/^(body|querystring|params|headers)\/?/, '')}`.trim(),
-      details: validationDetails(fastifyError.validation),
+      message: `Invalid ${part}: ${details.map((detail) => `${detail.path} ${detail.message}`).join('; ')}`,
+      details,
     };
   }
   switch (fastifyError.code) {

@@ -24,12 +24,20 @@ export function installValidation(app: FastifyInstance): void {
 
 /** Ajv errors as the error body's `details`: a JSON pointer to the field and what is wrong with it. */
 export function validationDetails(errors: FastifySchemaValidationError[]): ErrorDetail[] {
-  return errors.map((error) => {
+  const details = errors.map((error): ErrorDetail => {
     const { instancePath, params, message } = error as ErrorObject;
     if (error.keyword === 'required') return { path: `${instancePath}/${String(params.missingProperty)}`, message: 'is required' };
     if (error.keyword === 'additionalProperties') {
       return { path: `${instancePath}/${String(params.additionalProperty)}`, message: 'is not an allowed field' };
     }
     return { path: instancePath || '/', message: message ?? 'is invalid' };
+  });
+  // Two rules can fail alike on one field (an empty name breaks its length and its pattern): list each once.
+  const seen = new Set<string>();
+  return details.filter((detail) => {
+    const key = `${detail.path}\u0000${detail.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
 }

@@ -246,6 +246,16 @@ describe('HTTP contract', () => {
 
       expect(await keysOf(manager)).toEqual(before);
     });
+
+    it('names every failing field in the message, each once', async () => {
+      const response = await app().request({ method: 'POST', url: '/api/v1/keys', key: manager.key, body: { name: '', scopes: [], bogus: 1 } });
+      expectErrorBody(response, 400, 'invalid_request');
+      const details: Array<{ path: string; message: string }> = response.json.error.details;
+      expect(new Set(details.map((detail) => `${detail.path} ${detail.message}`)).size).toBe(details.length);
+      expect(response.json.error.message).toMatch(/^Invalid body: /);
+      for (const detail of details) expect(response.json.error.message).toContain(`${detail.path} ${detail.message}`);
+      expect(response.json.error.message).toContain('/bogus is not an allowed field');
+    });
   });
 
   describe('415', () => {
