@@ -22,6 +22,9 @@ export interface Options {
   streamDuration: number;
   /** Most seconds to wait for late messages after the writer stops. */
   drainTimeout: number;
+  /** Events/s published for the webhook row (0 = no webhook row), for `webhookDuration` seconds. */
+  webhookRate: number;
+  webhookDuration: number;
   seedResources: number;
   seedUpdates: number;
   logLevel: string;
@@ -45,6 +48,9 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
                                                      (BENCH_STREAMS, default 1000x10,100x100)
   --stream-duration S      seconds of writing per stream scenario      (BENCH_STREAM_DURATION, default 10)
   --drain-timeout S        most seconds to wait for late messages       (BENCH_DRAIN_TIMEOUT, default 5)
+  --webhook-rate R         events/s published to one webhook, 0 = no webhook row
+                                                     (BENCH_WEBHOOK_RATE, default 200; smoke 20)
+  --webhook-duration S     seconds of publishing for the webhook row    (BENCH_WEBHOOK_DURATION, default 10; smoke 2)
   --seed-resources N       resources created before measuring          (default 200)
   --seed-updates N         updates (events) written before measuring   (default 1000)
   --log-level L            the server's LOG_LEVEL                      (BENCH_LOG_LEVEL, default info)
@@ -94,6 +100,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       streams: { type: 'string' },
       'stream-duration': { type: 'string' },
       'drain-timeout': { type: 'string' },
+      'webhook-rate': { type: 'string' },
+      'webhook-duration': { type: 'string' },
       'seed-resources': { type: 'string' },
       'seed-updates': { type: 'string' },
       'log-level': { type: 'string' },
@@ -116,6 +124,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     streamScenarios: parseStreams(pick(values.streams, 'BENCH_STREAMS') ?? (smoke ? '20x10' : '1000x10,100x100')),
     streamDuration: positive('--stream-duration', pick(values['stream-duration'], 'BENCH_STREAM_DURATION'), smoke ? 2 : 10),
     drainTimeout: positive('--drain-timeout', pick(values['drain-timeout'], 'BENCH_DRAIN_TIMEOUT'), 5),
+    webhookRate: positive('--webhook-rate', pick(values['webhook-rate'], 'BENCH_WEBHOOK_RATE'), smoke ? 20 : 200),
+    webhookDuration: positive('--webhook-duration', pick(values['webhook-duration'], 'BENCH_WEBHOOK_DURATION'), smoke ? 2 : 10),
     seedResources: positive('--seed-resources', pick(values['seed-resources'], 'BENCH_SEED_RESOURCES'), smoke ? 60 : 200, true),
     seedUpdates: positive('--seed-updates', pick(values['seed-updates'], 'BENCH_SEED_UPDATES'), smoke ? 200 : 1000, true),
     logLevel: pick(values['log-level'], 'BENCH_LOG_LEVEL') ?? 'info',
@@ -127,6 +137,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (options.connections < 1) throw new Error('--connections must be at least 1');
   if (options.duration <= 0) throw new Error('--duration must be positive');
   if (options.streamDuration <= 0) throw new Error('--stream-duration must be positive');
+  if (options.webhookDuration <= 0) throw new Error('--webhook-duration must be positive');
   if (options.seedResources < 50) throw new Error('--seed-resources must be at least 50 (the list row reads pages of 50)');
   if (options.seedUpdates < 200) throw new Error('--seed-updates must be at least 200 (the event-page row reads pages of 100 from the middle)');
   return options;

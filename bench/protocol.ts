@@ -67,3 +67,30 @@ export function isMessage<T extends { type: string }>(type: T['type']) {
   return (message: unknown): message is T =>
     typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
 }
+
+/** run → webhook receiver: the writer is done; wait for these seqs, check every signature, report. */
+export interface WebhookCollectCommand {
+  type: 'webhook-collect';
+  run: string;
+  written: number[];
+  /** The webhook's signing secret, to verify each delivery after the run (not on the hot path). */
+  secret: string;
+  drainTimeoutMs: number;
+}
+
+export interface WebhookCollectedReport {
+  type: 'webhook-collected';
+  /** Written seqs received, each counted once. */
+  delivered: number;
+  expected: number;
+  lost: number;
+  /** Deliveries of a seq already received (the service delivers at least once; here it should be once). */
+  duplicates: number;
+  /** Deliveries whose X-Service-Signature does not verify over the received body. */
+  badSignatures: number;
+  /** Publish (`sentAt`, the writer's clock) to receipt (the receiver's), same machine. */
+  latencyMs: { count: number; p50: number; p90: number; p99: number; max: number; mean: number };
+  /** First publish of the run to its last receipt. */
+  spanMs: number;
+  waitedMs: number;
+}

@@ -17,7 +17,7 @@ import { cpuMs, forkTracked, installCleanup, killAll, nextMessage, rssMb, sample
 import { inParallel, JsonClient } from './http-client.js';
 import { parseOptions, USAGE, type HttpRowKey, type Options, type StreamSpec } from './options.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
-import { isMessage, type CollectedReport, type Listening, type OpenedReport } from './protocol.js';
+import { isMessage, type CollectedReport, type Listening, type OpenedReport, type WebhookCollectedReport } from './protocol.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url)); // .bench-build/bench
 const ROOT = resolve(HERE, '..', '..');
@@ -36,6 +36,8 @@ const SERVICE_VARIABLES = [
   'EVENT_RETENTION',
   'WEBHOOK_RETRY_SCHEDULE',
   'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  'WEBHOOK_TIMEOUT_MS',
+  'WEBHOOK_LEASE_SECONDS',
   'ACCESS_TOKEN_TTL_SECONDS',
   'SIGNUP_CAPACITY',
   'STREAM_LIMIT_PER_ACCOUNT',
@@ -49,21 +51,21 @@ const SERVICE_VARIABLES = [
 // ---------------------------------------------------------------------------------------------
 // Results
 
-export type RowKind = 'http' | 'stream' | 'memory';
+export type RowKind = 'http' | 'stream' | 'webhook' | 'memory';
 
 export interface Row {
   key: string;
   label: string;
   kind: RowKind;
-  /** HTTP: requests/s; stream: messages delivered/s over all streams. */
+  /** HTTP: requests/s; stream: messages delivered/s over all streams; webhook: deliveries/s. */
   requestsPerSecond: number | null;
   p50Ms: number | null;
   p99Ms: number | null;
-  /** HTTP: connection errors, timeouts and non-2xx; stream: lost, duplicate, reordered, failed opens/writes. */
+  /** HTTP: connection errors, timeouts and non-2xx; stream: lost, duplicate, reordered, failed opens/writes; webhook: lost, duplicate, badly signed, failed writes. */
   errors: number;
   /** Memory rows: the server's resident set size. */
   rssMb: number | null;
-  /** HTTP: req/s ÷ baseline req/s; stream: p99 ÷ floor p99; memory: RSS ÷ the baseline's RSS. */
+  /** HTTP: req/s ÷ baseline req/s; stream: p99 ÷ floor p99; webhook: deliveries/s ÷ publish rate; memory: RSS ÷ the baseline's RSS. */
   ratio: number | null;
   ratioOf: string;
   target: string | null;
@@ -98,6 +100,9 @@ function serviceEnv(options: Options, databasePath: string, port: number): NodeJ
     RATE_LIMIT_PER_MINUTE: '1000000000',
     RATE_LIMIT_ANON_PER_MINUTE: '1000000000',
     STREAM_LIMIT_PER_ACCOUNT: '100000',
+    // The webhook row's receiver listens on loopback; a failed attempt is retried a second later.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1',
     LOG_LEVEL: options.logLevel,
   };
 }
@@ -320,8 +325,8 @@ interface StreamOutcome {
 
 /** Writes `count` events at a steady rate (an absolute schedule, so no drift); sentAt = the write's start. */
 async function writeSteadily(
-  target: StreamTarget,
-  spec: StreamSpec,
+  target: Pick<StreamTarget, 'publishClient' | 'publishPath'>,
+  spec: Pick<StreamSpec, 'eventsPerSecond'>,
   count: number,
   run: string,
   payload: Record<string, unknown>,
@@ -426,6 +431,70 @@ function streamRow(key: string, label: string, spec: StreamSpec, outcome: Stream
 }
 
 // ---------------------------------------------------------------------------------------------
+// The webhook row
+
+/**
+ * One webhook to a bare receiver child (bench/webhook-receiver.ts); events published at a steady
+ * rate. Deliveries/s = distinct events received ÷ (last receipt − first publish); latency =
+ * receipt − `data.sentAt`, both Date.now() on this machine, so it includes the write.
+ */
+async function webhookRow(server: Server, client: JsonClient, auth: Record<string, string>, options: Options, payload: Record<string, unknown>): Promise<Row> {
+  const receiver = await forkListening('webhook-receiver.js');
+  const publishClient = new JsonClient(server.origin, auth, 64);
+  try {
+    const hook = (await client.expect(201, 'POST', '/api/v1/webhooks', { name: 'bench receiver', url: `${receiver.origin}/hook`, events: ['custom.bench'] })) as {
+      id: string;
+      secret: string;
+    };
+    const run = randomBytes(6).toString('hex');
+    const count = Math.max(1, Math.round(options.webhookRate * options.webhookDuration));
+    const cpuBefore = cpuMs(server.child.pid);
+    const { written, errors: writeErrors } = await writeSteadily({ publishClient, publishPath: '/api/v1/events' }, { eventsPerSecond: options.webhookRate }, count, run, payload);
+    // A backlog may still be draining: wait as long again as the writing took, plus the drain time.
+    const drainTimeoutMs = (options.webhookDuration + options.drainTimeout) * 1000;
+    receiver.child.send({ type: 'webhook-collect', run, written, secret: hook.secret, drainTimeoutMs });
+    const collected = await nextMessage(receiver.child, isMessage<WebhookCollectedReport>('webhook-collected'), drainTimeoutMs + 60_000, 'collecting webhook deliveries');
+    const cpuAfter = cpuMs(server.child.pid);
+    await client.expect(204, 'DELETE', `/api/v1/webhooks/${hook.id}`);
+    const deliveriesPerSecond = collected.spanMs > 0 ? collected.delivered / (collected.spanMs / 1000) : 0;
+    const errors = collected.lost + collected.duplicates + collected.badSignatures + writeErrors;
+    return {
+      key: 'webhooks',
+      label: `webhook deliveries: 1 webhook, ${options.webhookRate} events/s for ${options.webhookDuration} s to a bare local receiver`,
+      kind: 'webhook',
+      requestsPerSecond: round(deliveriesPerSecond, 0),
+      p50Ms: collected.latencyMs.p50,
+      p99Ms: collected.latencyMs.p99,
+      errors,
+      rssMb: null,
+      ratio: round(deliveriesPerSecond / options.webhookRate, 2),
+      ratioOf: 'publish rate',
+      target: null,
+      met: null,
+      detail: {
+        eventsPerSecond: options.webhookRate,
+        seconds: options.webhookDuration,
+        eventsWritten: written.length,
+        writeErrors,
+        delivered: collected.delivered,
+        expected: collected.expected,
+        lost: collected.lost,
+        duplicates: collected.duplicates,
+        badSignatures: collected.badSignatures,
+        latencyMs: collected.latencyMs,
+        spanMs: collected.spanMs,
+        drainWaitMs: collected.waitedMs,
+        // Publishing and delivering together: the server's CPU per event over the whole row.
+        serverCpuUsPerEvent: cpuBefore !== undefined && cpuAfter !== undefined && written.length > 0 ? round(((cpuAfter - cpuBefore) * 1000) / written.length, 1) : null,
+      },
+    };
+  } finally {
+    publishClient.close();
+    await stop(receiver.child);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The table
 
 function formatNumber(value: number | null, digits = 0): string {
@@ -466,7 +535,8 @@ function timeBudgetSeconds(options: Options): number {
   if (options.timeout > 0) return options.timeout;
   const httpRows = options.rows.length === 0 ? 0 : options.rows.length + 2; // the baseline runs twice
   const streamCost = options.streamScenarios.reduce((sum, spec) => sum + 2 * (options.streamDuration + options.drainTimeout + 60 + spec.streams / 20), 0);
-  return Math.ceil(120 + httpRows * (options.duration + options.warmup + 20) + streamCost);
+  const webhookCost = options.webhookRate > 0 ? 2 * options.webhookDuration + options.drainTimeout + 60 : 0;
+  return Math.ceil(120 + httpRows * (options.duration + options.warmup + 20) + streamCost + webhookCost);
 }
 
 async function main(): Promise<void> {
@@ -658,6 +728,13 @@ async function main(): Promise<void> {
       log(`${row.label}: p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.errors} errors`);
       if (spec.streams === memoryStreams && streamsRss === undefined) streamsRss = { devdata: outcome.rssMaxMb, before: outcome.rssBeforeOpenMb, floor: floor.rssMaxMb };
       await sleep(1000); // the server notices the closed streams
+    }
+
+    if (options.webhookRate > 0) {
+      log(`webhook deliveries: ${options.webhookRate} events/s for ${options.webhookDuration} s`);
+      const row = await webhookRow(server, client, auth, options, seeded.resource);
+      rows.push(row);
+      log(`${row.label}: ${row.requestsPerSecond} deliveries/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.errors} errors`);
     }
 
     rows.push({

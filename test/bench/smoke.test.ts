@@ -73,6 +73,7 @@ function distIsStale(): boolean {
 const HTTP_ROWS = ['baseline', 'get', 'list', 'events', 'patch', 'publish'];
 const STREAM_ROWS = ['stream-floor-20x10', 'stream-20x10'];
 const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
+const WEBHOOK_ROWS = ['webhooks'];
 
 interface Row {
   key: string;
@@ -112,7 +113,7 @@ describe('npm run bench -- --smoke', () => {
 
     const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[]; table: string; machine: { cpus: number } };
     const rows = new Map(results.rows.map((row) => [row.key, row]));
-    expect([...rows.keys()].sort()).toEqual([...HTTP_ROWS, ...STREAM_ROWS, ...MEMORY_ROWS].sort());
+    expect([...rows.keys()].sort()).toEqual([...HTTP_ROWS, ...STREAM_ROWS, ...WEBHOOK_ROWS, ...MEMORY_ROWS].sort());
 
     for (const row of results.rows) {
       expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
@@ -136,6 +137,14 @@ describe('npm run bench -- --smoke', () => {
     expect(stream.eventsWritten).toBe(20);
     expect(stream.delivered).toBe(stream.expected);
     expect(stream.expected).toBe(20 * 20);
+
+    // The webhook receiver got every event published (20 events/s for 2 s), once, correctly signed.
+    const webhook = rows.get('webhooks')?.detail as { eventsWritten: number; delivered: number; expected: number; duplicates: number; badSignatures: number };
+    expect(webhook.eventsWritten).toBe(40);
+    expect(webhook.delivered).toBe(webhook.expected);
+    expect(webhook.expected).toBe(40);
+    expect(webhook.duplicates).toBe(0);
+    expect(webhook.badSignatures).toBe(0);
 
     // The printed table has a line for every row.
     expect(result.stdout).toContain('| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |');

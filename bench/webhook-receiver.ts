@@ -1,0 +1,95 @@
+// The webhook receiver of the benchmark's webhook row, in its own process (forked by bench/run.ts):
+// a bare node:http server that answers every POST 200 at once, keeping the receipt time, the
+// headers and the raw body. Parsing and signature checks wait for the collect command, so the
+// receiver's own work never adds to the measured latency.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import './watchdog.js';
+import { isMessage, type BenchEventData, type Listening, type WebhookCollectCommand, type WebhookCollectedReport } from './protocol.js';
+import { summarize } from './stats.js';
+
+interface Receipt {
+  at: number;
+  signature: string;
+  body: string;
+}
+
+const receipts: Receipt[] = [];
+
+const server = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    const at = Date.now();
+    response.writeHead(200, { 'content-length': '0' }).end();
+    receipts.push({ at, signature: String(request.headers['x-service-signature'] ?? ''), body: Buffer.concat(chunks).toString('utf8') });
+  });
+});
+
+function verified(receipt: Receipt, secret: string): boolean {
+  const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(receipt.signature);
+  if (!match) return false;
+  const expected = createHmac('sha256', secret).update(`${match[1]}.${receipt.body}`).digest();
+  return timingSafeEqual(expected, Buffer.from(match[2]!, 'hex'));
+}
+
+function seqOf(receipt: Receipt, run: string): BenchEventData | undefined {
+  try {
+    const data = (JSON.parse(receipt.body) as { data?: Partial<BenchEventData> }).data;
+    return data?.run === run && typeof data.seq === 'number' && typeof data.sentAt === 'number' ? (data as BenchEventData) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function collect(command: WebhookCollectCommand): Promise<WebhookCollectedReport> {
+  const started = Date.now();
+  const wanted = new Set(command.written);
+  const received = () => new Set(receipts.map((receipt) => seqOf(receipt, command.run)?.seq).filter((seq) => seq !== undefined && wanted.has(seq)));
+  while (received().size < wanted.size && Date.now() - started < command.drainTimeoutMs) await new Promise((resolve) => setTimeout(resolve, 50));
+  const seen = new Set<number>();
+  const latencies: number[] = [];
+  let duplicates = 0;
+  let badSignatures = 0;
+  let firstSent = Number.POSITIVE_INFINITY;
+  let lastReceipt = 0;
+  for (const receipt of receipts) {
+    const data = seqOf(receipt, command.run);
+    if (!data || !wanted.has(data.seq)) continue;
+    if (!verified(receipt, command.secret)) badSignatures++;
+    if (seen.has(data.seq)) {
+      duplicates++;
+      continue;
+    }
+    seen.add(data.seq);
+    latencies.push(receipt.at - data.sentAt);
+    firstSent = Math.min(firstSent, data.sentAt);
+    lastReceipt = Math.max(lastReceipt, receipt.at);
+  }
+  return {
+    type: 'webhook-collected',
+    delivered: seen.size,
+    expected: wanted.size,
+    lost: wanted.size - seen.size,
+    duplicates,
+    badSignatures,
+    latencyMs: summarize(Float64Array.from(latencies)),
+    spanMs: seen.size > 0 ? lastReceipt - firstSent : 0,
+    waitedMs: Date.now() - started,
+  };
+}
+
+process.on('message', (message: unknown) => {
+  if (isMessage<WebhookCollectCommand>('webhook-collect')(message)) void collect(message).then((report) => process.send?.(report));
+});
+
+server.listen(0, '127.0.0.1', () => {
+  const message: Listening = { type: 'listening', port: (server.address() as AddressInfo).port };
+  process.send?.(message);
+});
+
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});
