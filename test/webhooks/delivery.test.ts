@@ -230,6 +230,11 @@ describe('webhook delivery', () => {
       );
       await sleep(800);
       expect(onPath(path)).toHaveLength(5);
+
+      // Usage counts every attempt.
+      const usage = await app().request({ url: '/api/v1/usage?days=1', key: caller.key });
+      expect(usage.status).toBe(200);
+      expect(usage.json.totals.webhookDeliveries).toBe(5);
     });
 
     it('records a hanging receiver as timed out after the attempt limit, and schedules the next attempt', async () => {
