@@ -345,6 +345,15 @@ describe('webhook management', () => {
       expect(new SecretBox(Buffer.from(SECRETS_KEY, 'base64')).open(resealed)).toBe(rotated.json.secret);
     });
 
+    it('still reads secrets stored before SECRETS_KEY was set, and new ones are encrypted', () => {
+      const unkeyed = new SecretBox(undefined).seal('whsec_before_the_key');
+      expect(unkeyed).toBe('plain:whsec_before_the_key');
+      const keyed = new SecretBox(Buffer.from(SECRETS_KEY, 'base64'));
+      expect(keyed.open(unkeyed)).toBe('whsec_before_the_key');
+      expect(keyed.seal('whsec_after')).toMatch(/^enc:v1:/);
+      expect(() => new SecretBox(undefined).open(keyed.seal('whsec_after'))).toThrow(/SECRETS_KEY/);
+    });
+
     it('records webhook.created, .updated, .secret_rotated and .deleted in the audit history', async () => {
       const caller = await app().account(['webhooks:manage', 'events:read', 'usage:read']);
       const hook = await created(caller.key, { name: 'audited' });
