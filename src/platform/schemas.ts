@@ -44,3 +44,9 @@ export function ref(id: string): TSchema {
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
 export const NoContent = Type.Null({ description: 'No content' });
+
+/**
+ * The content type Fastify gives serialized JSON. A route that builds its JSON itself (splicing in
+ * stored JSON text rather than parsing and re-serializing it) sends its string with this type.
+ */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

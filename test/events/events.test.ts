@@ -64,6 +64,21 @@ describe('events', () => {
       expect(list.data).toEqual([response.json]);
     });
 
+    it('pages back exactly the data it stored, whatever JSON it holds', async () => {
+      const caller = await app().account(['events:write', 'events:read']);
+      const data = {
+        quote: 'say "hi"\\ \u0001\n\u2028',
+        unicode: 'Zürich 🌍 日本',
+        numbers: [0, -1.5, 1e21, 1e-7, 9007199254740991],
+        '2': 'integer-like key first',
+        __proto__key: { deep: [[{}], []] },
+        empty: '',
+      };
+      const event = await published(caller.key, 'custom.awkward', data);
+      expect(event.data).toEqual(data);
+      expect((await page(caller.key)).data).toEqual([event]);
+    });
+
     it('accepts an empty data object', async () => {
       const caller = await app().account(['events:write']);
       const event = await published(caller.key, 'custom.empty', {});

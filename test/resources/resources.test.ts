@@ -692,6 +692,21 @@ describe('Resources', () => {
   });
 
   describe('GET /api/v1/resources', () => {
+    it('lists each resource exactly as it reads alone, whatever its name, state and attributes hold', async () => {
+      const caller = await app().account();
+      const awkward = await createOk(caller.key, {
+        name: 'Büro "Nord" \\ 🌍',
+        type: 'text',
+        state: 'line "one"\\two \u2028',
+        attributes: { unit: '°C', nested: { list: [1e21, -0.25, null, true] }, '1': 'x' },
+        tags: ['ä', 'with space'],
+      });
+      const number = await createOk(caller.key, { name: 'n', type: 'sensor', state: 1e-7 });
+      const listed = await list(caller.key);
+      expect(listed.json.data).toEqual([awkward, number]);
+      expect((await app().request({ url: `/api/v1/resources/${awkward.id}`, key: caller.key })).json).toEqual(awkward);
+    });
+
     it('lists in creation order in the envelope, with filters by type and tag', async () => {
       const caller = await app().account();
       const a = await createOk(caller.key, { name: 'a', type: 'sensor', state: 1, tags: ['home', 'kitchen'] });

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { invalidField } from '../../platform/errors.js';
-import { ref, Timestamp } from '../../platform/schemas.js';
+import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
 import type { EventsService } from './service.js';
 import type { StreamHub } from './stream.js';
@@ -66,9 +66,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
         response: { 200: ref('EventPage') },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { after, limit, type } = request.query;
-      return events.page(credentialOf(request).accountId, { after, limit, type: parseTypeFilter(type) });
+      const page = await events.pageJson(credentialOf(request).accountId, { after, limit, type: parseTypeFilter(type) });
+      return reply.type(JSON_CONTENT_TYPE).send(page);
     },
   );
 

@@ -6,20 +6,13 @@ import { ApiError } from '../../platform/errors.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
-import { accountsOverRetention, deleteEventsUpTo, insertEvent, listEvents, newestEventId } from './store.js';
+import { accountsOverRetention, deleteEventsUpTo, insertEvent, listEvents, listEventsJson, newestEventId } from './store.js';
 
 export interface Event {
   id: number;
   type: string;
   data: Record<string, unknown>;
   createdAt: string;
-}
-
-export interface EventPage {
-  data: Event[];
-  cursor: number;
-  hasMore: boolean;
-  oldestCursor: number;
 }
 
 export const RESOURCE_EVENT_TYPES = ['resource.created', 'resource.updated', 'resource.deleted'] as const;
@@ -111,19 +104,17 @@ export class EventsService {
     return newest;
   }
 
-  async page(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<EventPage> {
+  /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON, the events' stored data spliced in. */
+  async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<string> {
     // The newest id is read before the events: an event committed in between is then either in
     // the page or after the cursor, never skipped.
     const newest = await this.checkCursor(accountId, query.after);
-    const rows = await listEvents(this.db, accountId, { ...query, limit: query.limit + 1 });
+    const rows = await listEventsJson(this.db, accountId, { ...query, limit: query.limit + 1 });
     const data = rows.slice(0, query.limit);
     const last = data.at(-1);
-    return {
-      data,
-      cursor: last ? last.id : Math.max(newest, query.after),
-      hasMore: rows.length > query.limit,
-      oldestCursor: this.oldestCursor(Math.max(newest, last?.id ?? 0)),
-    };
+    const cursor = last ? last.id : Math.max(newest, query.after);
+    const oldestCursor = this.oldestCursor(Math.max(newest, last?.id ?? 0));
+    return `{"data":[${data.map((row) => row.json).join(',')}],"cursor":${cursor},"hasMore":${rows.length > query.limit},"oldestCursor":${oldestCursor}}`;
   }
 
   /** Events after `after` (up to `upTo`), for streams catching up. */

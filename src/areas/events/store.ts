@@ -54,15 +54,12 @@ function listQueryFor(bounded: boolean, typeFilter: 'none' | 'exact' | 'prefix')
   return query;
 }
 
-/** Events with `after` < id ≤ `upTo` (when given), oldest first, at most `limit`. */
-export async function listEvents(
-  db: Executor,
-  accountId: string,
-  query: { after: number; limit: number; type?: TypeFilter; upTo?: number },
-): Promise<EventRow[]> {
+type EventQuery = { after: number; limit: number; type?: TypeFilter; upTo?: number };
+
+function storedEvents(db: Executor, accountId: string, query: EventQuery): Promise<StoredEvent[]> {
   const { type } = query;
   const prepared = listQueryFor(query.upTo !== undefined, type ? (type.prefix ? 'prefix' : 'exact') : 'none');
-  const rows = await prepared.rows(db, {
+  return prepared.rows(db, {
     accountId,
     after: query.after,
     limit: query.limit,
@@ -70,7 +67,24 @@ export async function listEvents(
     type: type?.value ?? '',
     prefixLength: type ? prefixLength(type.value) : 0,
   });
+}
+
+/** Events with `after` < id ≤ `upTo` (when given), oldest first, at most `limit`. */
+export async function listEvents(db: Executor, accountId: string, query: EventQuery): Promise<EventRow[]> {
+  const rows = await storedEvents(db, accountId, query);
   return rows.map((row) => ({ id: Number(row.id), type: row.type, data: JSON.parse(row.data) as Record<string, unknown>, createdAt: row.created_at }));
+}
+
+/**
+ * The same events as JSON (the API's Event), with the stored data spliced in as it is: parsing it
+ * only to serialize it again was most of an event page's cost. The stored text is JSON.stringify's.
+ */
+export async function listEventsJson(db: Executor, accountId: string, query: EventQuery): Promise<Array<{ id: number; json: string }>> {
+  const rows = await storedEvents(db, accountId, query);
+  return rows.map((row) => {
+    const id = Number(row.id);
+    return { id, json: `{"id":${id},"type":${JSON.stringify(row.type)},"data":${row.data},"createdAt":${JSON.stringify(row.created_at)}}` };
+  });
 }
 
 /** Accounts holding more than `keep` events by their counter: the candidates for pruning. */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
 
 const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
@@ -93,9 +93,10 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         response: { 200: ref('ResourceList') },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { type, tag, limit, offset } = request.query;
-      return resources.list(credentialOf(request).accountId, { type, tags: tag ?? [], limit, offset });
+      const list = await resources.listJson(credentialOf(request).accountId, { type, tags: tag ?? [], limit, offset });
+      return reply.type(JSON_CONTENT_TYPE).send(list);
     },
   );
 

@@ -9,7 +9,7 @@ import {
   deleteResource,
   findResource,
   insertResource,
-  listResources,
+  listResourcesJson,
   updateResource,
   type Resource,
   type ResourceQuery,
@@ -43,14 +43,6 @@ export interface UpdateResourceInput {
 
 /** A version precondition from If-Match: the versions it accepts, `*` (any), or none given. */
 export type VersionPrecondition = number[] | '*' | undefined;
-
-export interface ResourcePage {
-  data: Resource[];
-  limit: number;
-  offset: number;
-  total: number;
-  hasMore: boolean;
-}
 
 /** What a state of each type may be (decisions §6); undefined when allowed, else the reason. */
 export function stateProblem(type: ResourceType, state: unknown): string | undefined {
@@ -121,9 +113,11 @@ export class ResourcesService {
     return resource;
   }
 
-  async list(accountId: string, query: ResourceQuery): Promise<ResourcePage> {
-    const { data, total } = await listResources(this.db, accountId, query);
-    return { data, limit: query.limit, offset: query.offset, total, hasMore: query.offset + data.length < total };
+  /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON, the stored JSON columns spliced in. */
+  async listJson(accountId: string, query: ResourceQuery): Promise<string> {
+    const { data, total } = await listResourcesJson(this.db, accountId, query);
+    const hasMore = query.offset + data.length < total;
+    return `{"data":[${data.join(',')}],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}`;
   }
 
   async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {
