@@ -35,6 +35,8 @@ export interface Options {
   keep: boolean;
   /** Whole-run bound in seconds; 0 = computed from the other options. */
   timeout: number;
+  /** The PostgreSQL column: `auto` (a throwaway cluster when this machine has PostgreSQL), `none`, or a postgres:// URL. */
+  postgres: string;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-build/bench/run.js [options])
@@ -57,7 +59,11 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
   --out FILE               JSON results       (BENCH_OUT, default bench/results/latest.json; smoke: smoke.json)
   --profile                run the server with --cpu-prof; profile written beside the results
   --keep                   keep the temporary database and server log
-  --timeout S              bound on the whole run (default: computed from the options)`;
+  --timeout S              bound on the whole run (default: computed from the options)
+  --postgres auto|none|URL the HTTP rows again on PostgreSQL: auto starts a throwaway cluster from
+                           this machine's PostgreSQL binaries (skipped when there are none); a
+                           postgres:// URL uses a fresh schema of that database
+                                                     (BENCH_POSTGRES, default auto; smoke: none)`;
 
 function positive(name: string, raw: string | undefined, fallback: number, integer = false): number {
   if (raw === undefined || raw === '') return fallback;
@@ -109,6 +115,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       profile: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       timeout: { type: 'string' },
+      postgres: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -133,7 +140,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     profile: values.profile,
     keep: values.keep,
     timeout: positive('--timeout', pick(values.timeout, 'BENCH_TIMEOUT'), 0),
+    postgres: pick(values.postgres, 'BENCH_POSTGRES') ?? (smoke ? 'none' : 'auto'),
   };
+  if (!['auto', 'none'].includes(options.postgres) && !/^postgres(ql)?:\/\//.test(options.postgres)) {
+    throw new Error(`--postgres must be auto, none or a postgres:// URL, got "${options.postgres}"`);
+  }
   if (options.connections < 1) throw new Error('--connections must be at least 1');
   if (options.duration <= 0) throw new Error('--duration must be positive');
   if (options.streamDuration <= 0) throw new Error('--stream-duration must be positive');

@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import { cpuMs, forkTracked, installCleanup, killAll, nextMessage, rssMb, sampleRss, sleep, stop } from './children.js';
 import { inParallel, JsonClient } from './http-client.js';
 import { parseOptions, USAGE, type HttpRowKey, type Options, type StreamSpec } from './options.js';
+import { postgresForBench } from './postgres.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { isMessage, type CollectedReport, type Listening, type OpenedReport, type WebhookCollectedReport } from './protocol.js';
 
@@ -70,7 +71,19 @@ export interface Row {
   ratioOf: string;
   target: string | null;
   met: boolean | null;
+  /** HTTP rows: the same request against a server on PostgreSQL (the PostgreSQL column). */
+  postgres?: PostgresMeasurement;
   detail: Record<string, unknown>;
+}
+
+interface PostgresMeasurement {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  /** req/s ÷ the baseline's req/s, like the SQLite column's. */
+  ratio: number;
+  serverCpuUsPerRequest: number | null;
 }
 
 const t0 = Date.now();
@@ -89,14 +102,14 @@ interface Server {
   logPath: string;
 }
 
-function serviceEnv(options: Options, databasePath: string, port: number): NodeJS.ProcessEnv {
+function serviceEnv(options: Options, databaseUrl: string, port: number): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete env[name];
   return {
     ...env,
     PORT: String(port),
     HOST: LOOPBACK,
-    DATABASE_URL: `sqlite:${databasePath}`,
+    DATABASE_URL: databaseUrl,
     RATE_LIMIT_PER_MINUTE: '1000000000',
     RATE_LIMIT_ANON_PER_MINUTE: '1000000000',
     STREAM_LIMIT_PER_ACCOUNT: '100000',
@@ -137,8 +150,7 @@ function tail(path: string, lines = 20): string {
   }
 }
 
-async function startServer(options: Options, env: NodeJS.ProcessEnv, workDir: string, profileDir: string, knownPort: number): Promise<Server> {
-  const logPath = join(workDir, 'server.log');
+async function startServer(options: Options, env: NodeJS.ProcessEnv, logPath: string, profileDir: string, knownPort: number): Promise<Server> {
   const fd = openSync(logPath, 'a');
   const execArgv = ['--import', WATCHDOG];
   if (options.profile) execArgv.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
@@ -514,18 +526,123 @@ function formatRatio(row: Row): string {
   return `${row.ratio.toFixed(2)}× ${row.ratioOf}`;
 }
 
+/** The PostgreSQL column: req/s, p99 and ratio to the baseline of the same request on PostgreSQL. */
+function formatPostgres(row: Row): string {
+  const pg = row.postgres;
+  if (!pg) return '—';
+  const errors = pg.errors > 0 ? `, **${pg.errors} errors**` : '';
+  return `${formatNumber(pg.requestsPerSecond)} req/s, p99 ${formatLatency(pg.p99Ms)} ms, ${Math.round(pg.ratio * 100)}%${errors}`;
+}
+
 export function markdownTable(rows: Row[]): string {
+  const withPostgres = rows.some((row) => row.postgres);
   const lines = [
-    '| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |',
-    '|---|---:|---:|---:|---:|---:|---|---|',
+    `| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |${withPostgres ? ' PostgreSQL |' : ''}`,
+    `|---|---:|---:|---:|---:|---:|---|---|${withPostgres ? '---:|' : ''}`,
   ];
   for (const row of rows) {
     const label = row.kind === 'memory' ? `${row.label}: **${formatNumber(row.rssMb, 1)} MB**` : row.label;
     lines.push(
-      `| ${label} | ${formatNumber(row.requestsPerSecond)} | ${formatLatency(row.p50Ms)} | ${formatLatency(row.p99Ms)} | ${row.errors} | ${formatRatio(row)} | ${row.target ?? '—'} | ${row.met === null ? '—' : row.met ? 'met' : '**missed**'} |`,
+      `| ${label} | ${formatNumber(row.requestsPerSecond)} | ${formatLatency(row.p50Ms)} | ${formatLatency(row.p99Ms)} | ${row.errors} | ${formatRatio(row)} | ${row.target ?? '—'} | ${row.met === null ? '—' : row.met ? 'met' : '**missed**'} |${withPostgres ? ` ${formatPostgres(row)} |` : ''}`,
     );
   }
   return lines.join('\n');
+}
+
+/** The service's HTTP rows against one running server. */
+function httpSpecsFor(origin: string, auth: Record<string, string>, seeded: Seeded): Record<HttpRowKey, HttpSpec> {
+  const ids = seeded.resourceIds;
+  const eventsAfter = Math.max(0, seeded.newestEventId - 500);
+  return {
+    get: {
+      key: 'get',
+      label: 'GET /api/v1/resources/{id}',
+      url: `${origin}/api/v1/resources/${ids[0]}`,
+      method: 'GET',
+      headers: auth,
+      target: { minRatio: 0.6 },
+    },
+    list: {
+      key: 'list',
+      label: 'GET /api/v1/resources?limit=50',
+      url: `${origin}/api/v1/resources?limit=50`,
+      method: 'GET',
+      headers: auth,
+      target: { minRatio: 0.3 },
+    },
+    events: {
+      key: 'events',
+      label: `GET /api/v1/events?after=${eventsAfter}&limit=100`,
+      url: `${origin}/api/v1/events?after=${eventsAfter}&limit=100`,
+      method: 'GET',
+      headers: auth,
+      target: { minRatio: 0.3 },
+    },
+    patch: {
+      key: 'patch',
+      label: 'PATCH /api/v1/resources/{id} (1 write + 1 event)',
+      url: `${origin}/api/v1/resources/${ids[0]}`,
+      method: 'PATCH',
+      headers: auth,
+      body: JSON.stringify({ state: 21.5 }),
+      vary: (index) => ({ path: `/api/v1/resources/${ids[index % ids.length]}`, body: `{"state":${round(15 + (index % 100) / 10, 1)}}` }),
+      target: { minRatio: 0.35 },
+    },
+    publish: {
+      key: 'publish',
+      label: 'POST /api/v1/events',
+      url: `${origin}/api/v1/events`,
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ type: 'custom.bench.load', data: { resource: seeded.resource } }),
+    },
+  };
+}
+
+interface Launched {
+  server: Server;
+  auth: Record<string, string>;
+  client: JsonClient;
+  seeded: Seeded;
+}
+
+/** A devdata server on `databaseUrl` with an account made by the operator CLI, seeded. */
+async function launchDevdata(options: Options, databaseUrl: string, workDir: string, profileDir: string, name: string): Promise<Launched> {
+  const logsPort = ['info', 'debug', 'trace'].includes(options.logLevel);
+  const port = logsPort ? 0 : await freePort();
+  const env = serviceEnv(options, databaseUrl, port);
+  const created = JSON.parse(await runCli(['accounts', 'create', '--name', 'Bench', '--json'], env)) as { account: { id: string }; apiKey: { key: string } };
+  const auth = { authorization: `Bearer ${created.apiKey.key}` };
+  const server = await startServer(options, env, join(workDir, `server-${name.toLowerCase()}.log`), profileDir, port);
+  log(`devdata on ${name} listening on ${server.origin} (pid ${server.child.pid})`);
+  const client = new JsonClient(server.origin, auth, 16);
+  const seeded = await seed(client, options);
+  log(`seeded ${seeded.resourceIds.length} resources and ${seeded.newestEventId} events on ${name}`);
+  return { server, auth, client, seeded };
+}
+
+/** The HTTP rows again on PostgreSQL, for the PostgreSQL column; undefined when there is none. */
+async function measureOnPostgres(options: Options, workDir: string, profileDir: string): Promise<{ description: string; measured: Map<HttpRowKey, HttpMeasurement> } | undefined> {
+  if (options.postgres === 'none' || options.rows.length === 0) return undefined;
+  const database = await postgresForBench(options.postgres === 'auto' ? undefined : options.postgres, await freePort(), log);
+  if (!database) {
+    log('no PostgreSQL on this machine (apt-get install postgresql, or --postgres URL): no PostgreSQL column');
+    return undefined;
+  }
+  let launched: Launched | undefined;
+  try {
+    // One profile at a time: the profiled server is the SQLite one.
+    launched = await launchDevdata({ ...options, profile: false }, database.url, workDir, profileDir, 'PostgreSQL');
+    await sleep(options.smoke ? 300 : 2000);
+    const specs = httpSpecsFor(launched.server.origin, launched.auth, launched.seeded);
+    const measured = new Map<HttpRowKey, HttpMeasurement>();
+    for (const key of options.rows) measured.set(key, await measureHttp({ ...specs[key], label: `${specs[key].label} on PostgreSQL` }, options, launched.server.child.pid));
+    return { description: database.description, measured };
+  } finally {
+    launched?.client.close();
+    if (launched) await stop(launched.server.child, 'SIGTERM', 15_000);
+    await database.close();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -536,7 +653,8 @@ function timeBudgetSeconds(options: Options): number {
   const httpRows = options.rows.length === 0 ? 0 : options.rows.length + 2; // the baseline runs twice
   const streamCost = options.streamScenarios.reduce((sum, spec) => sum + 2 * (options.streamDuration + options.drainTimeout + 60 + spec.streams / 20), 0);
   const webhookCost = options.webhookRate > 0 ? 2 * options.webhookDuration + options.drainTimeout + 60 : 0;
-  return Math.ceil(120 + httpRows * (options.duration + options.warmup + 20) + streamCost + webhookCost);
+  const postgresCost = options.postgres !== 'none' && options.rows.length > 0 ? 60 + options.rows.length * (options.duration + options.warmup + 20) : 0;
+  return Math.ceil(120 + httpRows * (options.duration + options.warmup + 20) + streamCost + webhookCost + postgresCost);
 }
 
 async function main(): Promise<void> {
@@ -570,6 +688,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadAverageAtStart = loadavg().map((value) => round(value, 2));
   const rows: Row[] = [];
+  let postgresDescription: string | null = null;
   let server: Server | undefined;
   let succeeded = false;
 
@@ -579,70 +698,18 @@ async function main(): Promise<void> {
     if (load !== undefined && load > cpus().length * 0.5) {
       log(`warning: the machine is busy (load average ${load.toFixed(2)} on ${cpus().length} CPUs); numbers will be noisy`);
     }
-    const logsPort = ['info', 'debug', 'trace'].includes(options.logLevel);
-    const port = logsPort ? 0 : await freePort();
-    const env = serviceEnv(options, join(workDir, 'devdata.db'), port);
-    const created = JSON.parse(await runCli(['accounts', 'create', '--name', 'Bench', '--json'], env)) as { account: { id: string }; apiKey: { key: string } };
-    const auth = { authorization: `Bearer ${created.apiKey.key}` };
-    server = await startServer(options, env, workDir, profileDir, port);
-    log(`devdata listening on ${server.origin} (pid ${server.child.pid})`);
-
-    const client = new JsonClient(server.origin, auth, 16);
-    const seeded = await seed(client, options);
-    log(`seeded ${seeded.resourceIds.length} resources and ${seeded.newestEventId} events`);
+    const sqlite = await launchDevdata(options, `sqlite:${join(workDir, 'devdata.db')}`, workDir, profileDir, 'SQLite');
+    server = sqlite.server;
+    const { auth, client, seeded } = sqlite;
     await sleep(options.smoke ? 300 : 2000);
     const idleRss = rssMb(server.child.pid);
 
     // HTTP rows. The baseline runs before and after the service's rows, and the better of the two
     // counts: on a shared machine noise only ever lowers it, and the rows in between are compared
-    // with what the machine allowed around them. The service's rows run reads first, then writes.
+    // with what the machine allowed around them. The service's rows run reads first, then writes;
+    // then the same rows against a second server on PostgreSQL, when there is one.
     let baselineIdleRss: number | undefined;
-    const ids = seeded.resourceIds;
-    const eventsAfter = Math.max(0, seeded.newestEventId - 500);
-    const httpSpecs: Record<HttpRowKey, HttpSpec> = {
-      get: {
-        key: 'get',
-        label: 'GET /api/v1/resources/{id}',
-        url: `${server.origin}/api/v1/resources/${ids[0]}`,
-        method: 'GET',
-        headers: auth,
-        target: { minRatio: 0.6 },
-      },
-      list: {
-        key: 'list',
-        label: 'GET /api/v1/resources?limit=50',
-        url: `${server.origin}/api/v1/resources?limit=50`,
-        method: 'GET',
-        headers: auth,
-        target: { minRatio: 0.3 },
-      },
-      events: {
-        key: 'events',
-        label: `GET /api/v1/events?after=${eventsAfter}&limit=100`,
-        url: `${server.origin}/api/v1/events?after=${eventsAfter}&limit=100`,
-        method: 'GET',
-        headers: auth,
-        target: { minRatio: 0.3 },
-      },
-      patch: {
-        key: 'patch',
-        label: 'PATCH /api/v1/resources/{id} (1 write + 1 event)',
-        url: `${server.origin}/api/v1/resources/${ids[0]}`,
-        method: 'PATCH',
-        headers: auth,
-        body: JSON.stringify({ state: 21.5 }),
-        vary: (index) => ({ path: `/api/v1/resources/${ids[index % ids.length]}`, body: `{"state":${round(15 + (index % 100) / 10, 1)}}` }),
-        target: { minRatio: 0.35 },
-      },
-      publish: {
-        key: 'publish',
-        label: 'POST /api/v1/events',
-        url: `${server.origin}/api/v1/events`,
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ type: 'custom.bench.load', data: { resource: seeded.resource } }),
-      },
-    };
+    const httpSpecs = httpSpecsFor(server.origin, auth, seeded);
     if (options.rows.length > 0) {
       const baseline = await forkListening('baseline-server.js', { ...process.env, BENCH_BODY: JSON.stringify(seeded.resource) });
       await sleep(300);
@@ -651,6 +718,8 @@ async function main(): Promise<void> {
       const before = await measureHttp(baselineSpec, options, baseline.child.pid);
       const measuredRows: Array<{ spec: HttpSpec; measured: HttpMeasurement }> = [];
       for (const key of options.rows) measuredRows.push({ spec: httpSpecs[key], measured: await measureHttp(httpSpecs[key], options, server.child.pid) });
+      const onPostgres = await measureOnPostgres(options, workDir, profileDir);
+      postgresDescription = onPostgres?.description ?? null;
       const after = await measureHttp({ ...baselineSpec, label: 'baseline again' }, options, baseline.child.pid);
       await stop(baseline.child);
       const best = after.requestsPerSecond > before.requestsPerSecond ? after : before;
@@ -670,6 +739,7 @@ async function main(): Promise<void> {
       for (const { spec, measured } of measuredRows) {
         const ratio = round(measured.requestsPerSecond / best.requestsPerSecond, 3);
         const cpu = measured.detail.serverCpuUsPerRequest as number | null;
+        const pg = onPostgres?.measured.get(spec.key as HttpRowKey);
         rows.push({
           key: spec.key,
           label: spec.label,
@@ -682,6 +752,16 @@ async function main(): Promise<void> {
           ratioOf: 'baseline req/s',
           target: spec.target ? `≥ ${Math.round(spec.target.minRatio * 100)}% of baseline` : null,
           met: spec.target ? ratio >= spec.target.minRatio && measured.errors === 0 : null,
+          ...(pg && {
+            postgres: {
+              requestsPerSecond: pg.requestsPerSecond,
+              p50Ms: pg.p50Ms,
+              p99Ms: pg.p99Ms,
+              errors: pg.errors,
+              ratio: round(pg.requestsPerSecond / best.requestsPerSecond, 3),
+              serverCpuUsPerRequest: pg.detail.serverCpuUsPerRequest as number | null,
+            },
+          }),
         });
       }
     }
@@ -797,6 +877,7 @@ async function main(): Promise<void> {
       loadAverageAtEnd: loadavg().map((value) => round(value, 2)),
     },
     options: { ...options },
+    postgres: postgresDescription,
     rows,
     table,
   };

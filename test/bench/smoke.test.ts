@@ -71,6 +71,8 @@ function distIsStale(): boolean {
 }
 
 const HTTP_ROWS = ['baseline', 'get', 'list', 'events', 'patch', 'publish'];
+// On the suite's PostgreSQL run the PostgreSQL column is measured too, in a schema of that database.
+const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '') ? process.env.TEST_DATABASE_URL : undefined;
 const STREAM_ROWS = ['stream-floor-20x10', 'stream-20x10'];
 const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
 const WEBHOOK_ROWS = ['webhooks'];
@@ -85,6 +87,7 @@ interface Row {
   rssMb: number | null;
   ratio: number | null;
   met: boolean | null;
+  postgres?: { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; ratio: number };
   detail: Record<string, unknown>;
 }
 
@@ -108,7 +111,7 @@ describe('npm run bench -- --smoke', () => {
 
   it('measures every row and writes them as JSON, with numbers and no errors', async () => {
     const out = join(workDir, 'smoke.json');
-    const result = await run(process.execPath, [BENCH, '--smoke', '--out', out], 120_000);
+    const result = await run(process.execPath, [BENCH, '--smoke', '--out', out, ...(POSTGRES_URL ? ['--postgres', POSTGRES_URL] : [])], 120_000);
     expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
 
     const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[]; table: string; machine: { cpus: number } };
@@ -131,6 +134,20 @@ describe('npm run bench -- --smoke', () => {
     }
     expect(rows.get('baseline')?.ratio).toBe(1);
 
+    // The PostgreSQL column: every service HTTP row measured again, with numbers and no errors.
+    for (const row of results.rows) {
+      if (!POSTGRES_URL || row.kind !== 'http' || row.key === 'baseline') {
+        expect(row.postgres, row.key).toBeUndefined();
+        continue;
+      }
+      expect(row.postgres, row.key).toBeDefined();
+      const pg = row.postgres as NonNullable<Row['postgres']>;
+      expect(pg.errors, row.key).toBe(0);
+      expect(pg.requestsPerSecond, row.key).toBeGreaterThan(0);
+      expect(pg.p99Ms, row.key).toBeGreaterThanOrEqual(pg.p50Ms);
+      expect(pg.ratio, row.key).toBeGreaterThan(0);
+    }
+
     // Every stream received every event written, each once.
     const stream = rows.get('stream-20x10')?.detail as { streamsOpened: number; eventsWritten: number; delivered: number; expected: number };
     expect(stream.streamsOpened).toBe(20);
@@ -147,7 +164,7 @@ describe('npm run bench -- --smoke', () => {
     expect(webhook.badSignatures).toBe(0);
 
     // The printed table has a line for every row.
-    expect(result.stdout).toContain('| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |');
+    expect(result.stdout).toContain(`| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |${POSTGRES_URL ? ' PostgreSQL |' : ''}\n`);
     expect(results.table.split('\n')).toHaveLength(2 + results.rows.length);
   }, 120_000);
 });
