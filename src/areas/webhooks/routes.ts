@@ -90,7 +90,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: manage,
       schema: {
-        summary: 'Change a webhook (pausing needs webhooks:manage; url, events and enabling also events:read)',
+        summary: 'Change a webhook (pausing needs webhooks:manage; editing name, url or events and enabling also events:read)',
         tags: ['webhooks'],
         params: WebhookParams,
         body: Type.Object(

@@ -228,13 +228,14 @@ export class WebhooksService {
     return row;
   }
 
-  /** Pausing needs only webhooks:manage; changing where or what is sent, and enabling, also events:read. */
+  /** Pausing needs only webhooks:manage; every other change (an edit) and enabling also events:read. */
   async update(caller: Credential, id: string, input: WebhookInput): Promise<Webhook> {
     if (input.name === undefined && input.url === undefined && input.events === undefined && input.enabled === undefined) {
       throw new ApiError(400, 'invalid_request', 'Send at least one of name, url, events, enabled');
     }
     if (input.events !== undefined) validateEvents(input.events);
-    const needsRead = (webhook: WebhookRow) => input.url !== undefined || input.events !== undefined || (input.enabled === true && !webhook.enabled);
+    const needsRead = (webhook: WebhookRow) =>
+      input.name !== undefined || input.url !== undefined || input.events !== undefined || (input.enabled === true && !webhook.enabled);
     const checkScope = (webhook: WebhookRow) => {
       if (needsRead(webhook) && !caller.scopes.includes('events:read')) throw insufficientScope(['webhooks:manage', 'events:read']);
     };
