@@ -51,7 +51,7 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
   --stream-duration S      seconds of writing per stream scenario      (BENCH_STREAM_DURATION, default 10)
   --drain-timeout S        most seconds to wait for late messages       (BENCH_DRAIN_TIMEOUT, default 5)
   --webhook-rate R         events/s published to one webhook, 0 = no webhook row
-                                                     (BENCH_WEBHOOK_RATE, default 200; smoke 20)
+                                                     (BENCH_WEBHOOK_RATE, default 100; smoke 20)
   --webhook-duration S     seconds of publishing for the webhook row    (BENCH_WEBHOOK_DURATION, default 10; smoke 2)
   --seed-resources N       resources created before measuring          (default 200)
   --seed-updates N         updates (events) written before measuring   (default 1000)
@@ -131,7 +131,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     streamScenarios: parseStreams(pick(values.streams, 'BENCH_STREAMS') ?? (smoke ? '20x10' : '1000x10,100x100')),
     streamDuration: positive('--stream-duration', pick(values['stream-duration'], 'BENCH_STREAM_DURATION'), smoke ? 2 : 10),
     drainTimeout: positive('--drain-timeout', pick(values['drain-timeout'], 'BENCH_DRAIN_TIMEOUT'), 5),
-    webhookRate: positive('--webhook-rate', pick(values['webhook-rate'], 'BENCH_WEBHOOK_RATE'), smoke ? 20 : 200),
+    webhookRate: positive('--webhook-rate', pick(values['webhook-rate'], 'BENCH_WEBHOOK_RATE'), smoke ? 20 : 100),
     webhookDuration: positive('--webhook-duration', pick(values['webhook-duration'], 'BENCH_WEBHOOK_DURATION'), smoke ? 2 : 10),
     seedResources: positive('--seed-resources', pick(values['seed-resources'], 'BENCH_SEED_RESOURCES'), smoke ? 60 : 200, true),
     seedUpdates: positive('--seed-updates', pick(values['seed-updates'], 'BENCH_SEED_UPDATES'), smoke ? 200 : 1000, true),
