@@ -59,8 +59,10 @@ export function parseIfMatch(header: string | undefined): VersionPrecondition {
   });
 }
 
+const etagOf = (version: number) => `"${version}"`;
+
 function withEtag(reply: FastifyReply, resource: Resource): Resource {
-  reply.header('etag', `"${resource.version}"`);
+  reply.header('etag', etagOf(resource.version));
   return resource;
 }
 
@@ -113,11 +115,11 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
       },
     },
     async (request, reply) => {
-      const resource = await resources.get(credentialOf(request).accountId, request.params.id);
-      withEtag(reply, resource);
+      const { version, json } = await resources.getJson(credentialOf(request).accountId, request.params.id);
+      reply.header('etag', etagOf(version));
       const ifNoneMatch = parseIfMatch(request.headers['if-none-match']);
-      if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(resource.version))) return reply.code(304).send(null);
-      return resource;
+      if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(version))) return reply.code(304).send(null);
+      return reply.type(JSON_CONTENT_TYPE).send(json);
     },
   );
 

@@ -8,6 +8,7 @@ import {
   allResources,
   deleteResource,
   findResource,
+  findResourceJson,
   insertResource,
   listResourcesJson,
   updateResource,
@@ -109,6 +110,13 @@ export class ResourcesService {
 
   async get(accountId: string, id: string): Promise<Resource> {
     const resource = await findResource(this.db, accountId, id);
+    if (!resource) throw notFound('Resource');
+    return resource;
+  }
+
+  /** A Resource as JSON, the stored JSON columns spliced in, with its version (the ETag). */
+  async getJson(accountId: string, id: string): Promise<{ version: number; json: string }> {
+    const resource = await findResourceJson(this.db, accountId, id);
     if (!resource) throw notFound('Resource');
     return resource;
   }

@@ -83,6 +83,12 @@ export async function findResource(db: Executor, accountId: string, id: string):
   return row && toResource(row);
 }
 
+/** The resource as JSON (resourceJson) with its version, for the ETag. */
+export async function findResourceJson(db: Executor, accountId: string, id: string): Promise<{ version: number; json: string } | undefined> {
+  const row = await resourceById.first(db, { accountId, id });
+  return row && { version: Number(row.version), json: resourceJson(row) };
+}
+
 type StoredValues = { name: string; state: string; attributes: string; tags: string; version: number; updatedAt: string };
 
 const updateIfVersion = prepare((db, p: StoredValues & { accountId: string; id: string; expectedVersion: number }) =>
