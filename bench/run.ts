@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import { cpuMs, forkTracked, installCleanup, killAll, nextMessage, rssMb, sampleRss, sleep, stop } from './children.js';
 import { inParallel, JsonClient } from './http-client.js';
 import { parseOptions, USAGE, type HttpRowKey, type Options, type StreamSpec } from './options.js';
+import { CONFIG_VARIABLES } from '../src/config.js';
 import { postgresForBench } from './postgres.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { isMessage, type CollectedReport, type Listening, type OpenedReport, type WebhookCollectedReport } from './protocol.js';
@@ -26,28 +27,6 @@ const CLI = join(ROOT, 'dist', 'cli.js');
 const WATCHDOG = pathToFileURL(join(HERE, 'watchdog.js')).href;
 const LOOPBACK = '127.0.0.1';
 
-/** Every variable the service reads: removed from the inherited environment, so the run decides. */
-const SERVICE_VARIABLES = [
-  'PORT',
-  'HOST',
-  'BASE_URL',
-  'DATABASE_URL',
-  'RATE_LIMIT_PER_MINUTE',
-  'RATE_LIMIT_ANON_PER_MINUTE',
-  'EVENT_RETENTION',
-  'WEBHOOK_RETRY_SCHEDULE',
-  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'WEBHOOK_TIMEOUT_MS',
-  'WEBHOOK_LEASE_SECONDS',
-  'ACCESS_TOKEN_TTL_SECONDS',
-  'SIGNUP_CAPACITY',
-  'STREAM_LIMIT_PER_ACCOUNT',
-  'SECRETS_KEY',
-  'LOG_LEVEL',
-  'TRUST_PROXY',
-  'USAGE_FLUSH_INTERVAL_MS',
-  'RETENTION_INTERVAL_MS',
-];
 
 // ---------------------------------------------------------------------------------------------
 // Results
@@ -104,7 +83,8 @@ interface Server {
 
 function serviceEnv(options: Options, databaseUrl: string, port: number): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of SERVICE_VARIABLES) delete env[name];
+  // Every variable the service reads is removed from the inherited environment, so the run decides.
+  for (const name of CONFIG_VARIABLES) delete env[name];
   return {
     ...env,
     PORT: String(port),

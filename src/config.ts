@@ -34,6 +34,30 @@ export interface Config {
   retentionIntervalMs: number;
 }
 
+/** Every environment variable the service reads (tests and the benchmark clear them to decide for themselves). */
+export const CONFIG_VARIABLES = [
+  'PORT',
+  'HOST',
+  'BASE_URL',
+  'DATABASE_URL',
+  'RATE_LIMIT_PER_MINUTE',
+  'RATE_LIMIT_ANON_PER_MINUTE',
+  'EVENT_RETENTION',
+  'WEBHOOK_RETRY_SCHEDULE',
+  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  'WEBHOOK_TIMEOUT_MS',
+  'WEBHOOK_LEASE_SECONDS',
+  'ACCESS_TOKEN_TTL_SECONDS',
+  'SIGNUP_CAPACITY',
+  'DEVELOPER_SESSION_TTL_SECONDS',
+  'STREAM_LIMIT_PER_ACCOUNT',
+  'SECRETS_KEY',
+  'LOG_LEVEL',
+  'TRUST_PROXY',
+  'USAGE_FLUSH_INTERVAL_MS',
+  'RETENTION_INTERVAL_MS',
+] as const;
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }

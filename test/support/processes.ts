@@ -4,31 +4,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { CONFIG_VARIABLES } from '../../src/config.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
 
-// Every variable the service reads, removed from the inherited environment so the tests decide.
-const CONFIG_VARIABLES = [
-  'PORT',
-  'HOST',
-  'BASE_URL',
-  'DATABASE_URL',
-  'RATE_LIMIT_PER_MINUTE',
-  'RATE_LIMIT_ANON_PER_MINUTE',
-  'EVENT_RETENTION',
-  'WEBHOOK_RETRY_SCHEDULE',
-  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'WEBHOOK_TIMEOUT_MS',
-  'WEBHOOK_LEASE_SECONDS',
-  'ACCESS_TOKEN_TTL_SECONDS',
-  'SIGNUP_CAPACITY',
-  'STREAM_LIMIT_PER_ACCOUNT',
-  'SECRETS_KEY',
-  'LOG_LEVEL',
-  'TRUST_PROXY',
-  'USAGE_FLUSH_INTERVAL_MS',
-];
 
 export function cleanEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };

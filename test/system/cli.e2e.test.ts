@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { CONFIG_VARIABLES } from '../../src/config.js';
 import { CLI, cleanEnv, killAll, ROOT, run, ServerProcess } from '../support/processes.js';
 
 const ALL_SCOPES = [
@@ -367,6 +368,15 @@ describe('devdata CLI (built)', () => {
 });
 
 describe('default configuration', () => {
+  it('lists every variable config.ts reads in CONFIG_VARIABLES (what the tests and the benchmark clear), and README documents each', () => {
+    const source = readFileSync(join(ROOT, 'src', 'config.ts'), 'utf8').replace(/export const CONFIG_VARIABLES = \[[^\]]*\]/, '');
+    const read = new Set([...source.matchAll(/env(?:\.([A-Z][A-Z0-9_]+)|, '([A-Z][A-Z0-9_]+)')/g)].map((match) => match[1] ?? match[2]));
+    expect(read.size).toBeGreaterThan(10);
+    expect([...CONFIG_VARIABLES].sort()).toEqual([...read].sort());
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    for (const name of CONFIG_VARIABLES) expect(readme, name).toContain(`\`${name}\``);
+  });
+
   it('npm start runs the built CLI, and the bin is dist/cli.js', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(pkg.scripts.start).toBe('node dist/cli.js serve');
