@@ -99,6 +99,7 @@ describe('webhook management', () => {
         [{ name: 'x', url: PUBLIC_URL, events: Array.from({ length: 51 }, (_, index) => `custom.e${index}`) }, '/events'],
         [{ name: '', url: PUBLIC_URL, events: ['custom.*'] }, '/name'],
         [{ name: '   ', url: PUBLIC_URL, events: ['custom.*'] }, '/name'],
+        [{ name: 'Bell\u0007', url: PUBLIC_URL, events: ['custom.*'] }, '/name'],
         [{ name: 'x'.repeat(101), url: PUBLIC_URL, events: ['custom.*'] }, '/name'],
         [{ name: 'x', url: PUBLIC_URL, events: ['custom.*'], enabled: 'yes' }, '/enabled'],
         [{ name: 'x', url: PUBLIC_URL, events: ['custom.*'], secret: 'whsec_mine' }, '/secret'],

@@ -2,10 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { SUBSCRIBABLE_TYPES, type WebhooksService } from './service.js';
 
-const NameField = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
 const UrlField = Type.String({ minLength: 1, maxLength: 2048, description: 'https on port 443 to a public address' });
 const EventsField = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
   minItems: 1,
@@ -64,7 +63,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         summary: 'Create a webhook',
         tags: ['webhooks'],
         body: Type.Object(
-          { name: NameField, url: UrlField, events: EventsField, enabled: Type.Optional(Type.Boolean({ default: true })) },
+          { name: DisplayName(), url: UrlField, events: EventsField, enabled: Type.Optional(Type.Boolean({ default: true })) },
           { additionalProperties: false },
         ),
         response: { 201: ref('WebhookWithSecret') },
@@ -94,7 +93,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         tags: ['webhooks'],
         params: WebhookParams,
         body: Type.Object(
-          { name: Type.Optional(NameField), url: Type.Optional(UrlField), events: Type.Optional(EventsField), enabled: Type.Optional(Type.Boolean()) },
+          { name: Type.Optional(DisplayName()), url: Type.Optional(UrlField), events: Type.Optional(EventsField), enabled: Type.Optional(Type.Boolean()) },
           { additionalProperties: false },
         ),
         response: { 200: ref('Webhook') },
