@@ -77,13 +77,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installHttpContract(app);
   installAccess(app, { config, resolvers: [services.keys, services.oauth], limiter: context.rateLimiter });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every response and has nothing to wait for.
+  app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
     if (request.credential) services.usage.count(request.credential.accountId, { requests: 1, errors: status >= 400 ? 1 : 0 });
     request.log.info(
       { method: request.method, url: request.url, statusCode: status, responseTimeMs: Math.round(reply.elapsedTime * 10) / 10 },
       'request completed',
     );
+    done();
   });
 
   await installOpenApi(app, config, [

@@ -65,11 +65,15 @@ export function installHttpContract(app: FastifyInstance): void {
     else parseJson(request, body as string, done);
   });
 
-  // A route that takes a JSON body refuses a request that names no content type at all.
-  app.addHook('preValidation', async (request) => {
-    if (request.routeOptions.schema?.body && request.headers['content-type'] === undefined) {
-      throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
-    }
+  // A route that takes a JSON body refuses a request that names no content type at all. Only
+  // such routes get the check, so the others do not pay for a hook.
+  const requireContentType = async (request: FastifyRequest) => {
+    if (request.headers['content-type'] === undefined) throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+  };
+  app.addHook('onRoute', (route) => {
+    if (!route.schema?.body) return;
+    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    route.preValidation = [requireContentType, ...existing];
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

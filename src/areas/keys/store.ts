@@ -59,21 +59,27 @@ const usableKeyByHash = prepare((db, p: { keyHash: string; nowIso: string }) =>
   db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(KEY_COLUMNS.map((column) => `api_keys.${column}` as const))
-    .select('accounts.name as account_name')
+    .select(['api_keys.id', 'api_keys.account_id', 'api_keys.scopes', 'api_keys.expires_at', 'accounts.name as account_name'])
     .where('api_keys.key_hash', '=', p.keyHash)
     .where('api_keys.revoked_at', 'is', null)
     .where('api_keys.expires_at', '>', p.nowIso),
 );
 
+/** What authenticating with a key needs of it. */
+export interface UsableKey {
+  id: string;
+  accountId: string;
+  accountName: string;
+  scopes: string[];
+  expiresAt: string;
+}
+
 /** The key with this hash if it is neither revoked nor expired at `nowIso`, with its account's name. */
-export async function findUsableKeyByHash(
-  db: Executor,
-  keyHash: string,
-  nowIso: string,
-): Promise<(KeyRow & { accountName: string }) | undefined> {
+export async function findUsableKeyByHash(db: Executor, keyHash: string, nowIso: string): Promise<UsableKey | undefined> {
   const row = await usableKeyByHash.first(db, { keyHash, nowIso });
-  return row && { ...toKey(row), accountName: row.account_name };
+  return (
+    row && { id: row.id, accountId: row.account_id, accountName: row.account_name, scopes: JSON.parse(row.scopes) as string[], expiresAt: row.expires_at }
+  );
 }
 
 export async function listUsableKeys(db: Executor, accountId: string, nowIso: string): Promise<KeyRow[]> {
