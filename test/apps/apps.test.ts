@@ -4,13 +4,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
-}
 
 const validApp = {
   name: 'Dashboard',

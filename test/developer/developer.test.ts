@@ -2,15 +2,11 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKey } from '../../src/operator.js';
 import { ManualClock, TestApp, useTestApp, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const COOKIE = /^__Host-service_developer_session=(dds_[A-Za-z0-9_-]{43,}); Path=\/; Secure; HttpOnly; SameSite=Strict; Max-Age=43200$/;
 const EXPIRED_COOKIE = '__Host-service_developer_session=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0';
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status, response.body).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
-}
 
 let ipCounter = 0;
 /** Each test signs up from its own address, so the per-IP attempt limit of one never touches another. */

@@ -2,6 +2,7 @@
 // filters, retention (410 and physical pruning), scopes and isolation (decisions §2, §7).
 import { describe, expect, it } from 'vitest';
 import { TestApp, useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -10,12 +11,6 @@ interface EventBody {
   type: string;
   data: Record<string, unknown>;
   createdAt: string;
-}
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status, response.body).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
-  expect(response.headers['x-request-id']).toBe(response.json.error.requestId);
 }
 
 describe('events', () => {

@@ -8,6 +8,7 @@ import { eventRoutes, eventSchemas } from '../../src/areas/events/routes.js';
 import { StreamHub } from '../../src/areas/events/stream.js';
 import { installValidation } from '../../src/platform/validation.js';
 import { TestApp, useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
+import { sleep } from '../support/wait.js';
 
 interface EventBody {
   id: number;
@@ -24,7 +25,6 @@ interface Received {
   data: EventBody;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {

@@ -2,24 +2,15 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Installation as BuiltInstallation } from '../../src/areas/installations/service.js';
 import { installationsDirectory } from '../../src/paths.js';
-import { useTestApp, type TestResponse } from '../support/app.js';
+import { useTestApp } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status, response.body).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
-}
-
-interface Installation {
-  id: string;
-  name: string;
-  description: string;
-  version: string;
-  filename: string;
-  size: number;
-  sha256: string;
+/** An installation as the list shows it: the build's record and where to download it. */
+interface Installation extends BuiltInstallation {
   downloadUrl: string;
 }
 

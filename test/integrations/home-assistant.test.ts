@@ -3,6 +3,7 @@
 // nothing and repeats nothing (decisions §9, §7).
 import { describe, expect, it } from 'vitest';
 import { useTestApp, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -30,11 +31,6 @@ interface Snapshot {
   cursor: number;
   oldestCursor: number;
   generatedAt: string;
-}
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status, response.body).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
 }
 
 /** Applies resource events to a list of resources kept in creation order. */

@@ -1,17 +1,13 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, TestApp, useTestApp, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const DAY_MS = 86_400_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
-}
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
 }
 
 describe('API keys', () => {

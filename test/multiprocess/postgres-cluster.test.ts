@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../src/storage/migrations/index.js';
 import { CLI, cleanEnv, killAll, ROOT, run, ServerProcess } from '../support/processes.js';
+import { sleep, until } from '../support/wait.js';
 
 const BASE_URL = process.env.TEST_DATABASE_URL ?? '';
 const ON_POSTGRES = /^postgres(ql)?:\/\//.test(BASE_URL);
@@ -24,8 +25,6 @@ interface EventBody {
   data: Record<string, unknown>;
   createdAt: string;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms));
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: Math.max(0, to - from + 1) }, (_, index) => from + index);
@@ -48,15 +47,6 @@ async function api(base: string, method: string, path: string, options: { key?: 
     json = text;
   }
   return { status: response.status, headers: response.headers, json };
-}
-
-/** Waits for `check` to hold, polling every 20 ms; fails with `what` after `timeoutMs`. */
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /** A Server-Sent Events client over fetch: every message with its id, event and data fields. */

@@ -5,6 +5,7 @@
 import * as oauth from 'oauth4webapi';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, useTestApp, type TestAccount } from '../support/app.js';
+import { until } from '../support/wait.js';
 import {
   apiStatus,
   basic,
@@ -20,14 +21,6 @@ import {
 
 const ACCESS_TTL_SECONDS = 600;
 
-/** Polls until the condition holds; fails after a generous deadline. */
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 const DAY_MS = 86_400_000;
 
 describe('OAuth 2.0 flows with oauth4webapi', () => {

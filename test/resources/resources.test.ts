@@ -3,14 +3,10 @@
 // optimistic concurrency, the events every change writes, the list, scopes and account isolation.
 import { describe, expect, it } from 'vitest';
 import { useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const RESOURCE_ID = /^res_[A-Za-z0-9_-]{22,}$/;
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status, response.body).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
-}
 
 /** A 400 invalid_request whose details name `path` (or, with `prefix`, a path below it). */
 function expectInvalid(response: TestResponse, path: string, options: { prefix?: boolean } = {}): void {

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock, useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 import { allEvents, executedEvents, schedulerPassed } from './support.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MINUTE = 60_000;
 // A Monday in winter (Berlin is UTC+1, New York UTC-5), 30 seconds past nine UTC.
 const START = new Date('2030-01-07T09:00:30.000Z');
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status, response.body).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
-}
 
 function expectInvalid(response: TestResponse, path: string): void {
   expectError(response, 400, 'invalid_request');

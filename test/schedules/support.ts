@@ -1,6 +1,7 @@
 // Helpers shared by the schedule tests: events of an account, and waiting for a condition.
 import { expect } from 'vitest';
 import type { TestApp, TestResponse } from '../support/app.js';
+import { until } from '../support/wait.js';
 
 export interface EventBody {
   id: number;
@@ -9,16 +10,6 @@ export interface EventBody {
   createdAt: string;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms));
-
-/** Polls `check` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** Every event of the account (through the API), oldest first. */
 export async function allEvents(app: TestApp, key: string, type?: string): Promise<EventBody[]> {

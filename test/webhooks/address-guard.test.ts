@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookSender } from '../../src/areas/webhooks/sender.js';
 import { ipLiteral, isPublicAddress, publicOnlyLookup } from '../../src/platform/public-address.js';
 import { useTestApp } from '../support/app.js';
-import { Receiver, sleep, until } from './support.js';
+import { sleep, until } from '../support/wait.js';
+import { Receiver } from './support.js';
 
 function lookup(hostname: string, all: boolean): Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[] }> {
   return new Promise((resolvePromise) => publicOnlyLookup(hostname, { all }, (error, address) => resolvePromise({ error, address })));

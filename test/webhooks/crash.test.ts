@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabase } from '../support/app.js';
 import { CLI, cleanEnv, killAll, run, ServerProcess } from '../support/processes.js';
-import { Receiver, until } from './support.js';
+import { until } from '../support/wait.js';
+import { Receiver } from './support.js';
 
 const EVENTS = 40;
 

@@ -13,7 +13,8 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/processes.js';
 import { ManualClock, useTestApp, type TestAccount, type TestApp } from '../support/app.js';
-import { Receiver, sleep, until, type Received } from './support.js';
+import { sleep, until } from '../support/wait.js';
+import { Receiver, type Received } from './support.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const RETRY_SCHEDULE = [0, 0.2, 0.6, 0.3, 0.1];

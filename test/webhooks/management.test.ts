@@ -6,17 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
 import { useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 /** A public unicast address: accepted, and never contacted (nothing here publishes events). */
 const PUBLIC_URL = 'https://93.184.215.14/hooks/devdata';
 const WEBHOOK_FIELDS = ['createdAt', 'disabledReason', 'enabled', 'events', 'id', 'name', 'updatedAt', 'url'];
-
-function expectError(response: TestResponse, status: number, code: string): void {
-  expect(response.status, response.body).toBe(status);
-  expect(response.json).toMatchObject({ error: { code, message: expect.any(String), requestId: expect.any(String) } });
-}
 
 function expectInvalidUrl(response: TestResponse): void {
   expectError(response, 400, 'invalid_request');

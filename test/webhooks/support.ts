@@ -61,14 +61,3 @@ export class Receiver {
     await new Promise<void>((resolvePromise) => (this.server ? this.server.close(() => resolvePromise()) : resolvePromise()));
   }
 }
-
-export const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms));
-
-/** Waits for `check` to hold, polling every 25 ms; fails with `what` after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
