@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 
 export interface WebhookRow {
@@ -163,9 +164,13 @@ export async function listWebhooks(db: Executor, accountId: string): Promise<Web
   return rows.map(toWebhook);
 }
 
+const queueingWebhookRows = prepare((db, p: { accountId: string }) =>
+  db.selectFrom('webhooks').selectAll().where('account_id', '=', p.accountId).where('disabled_reason', 'is', null),
+);
+
 /** The account's webhooks that take new events: enabled, or paused by their owner (not cut off). */
 export async function queueingWebhooks(db: Executor, accountId: string): Promise<WebhookRow[]> {
-  const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('disabled_reason', 'is', null).execute();
+  const rows = await queueingWebhookRows.rows(db, { accountId });
   return rows.map(toWebhook);
 }
 
