@@ -22,6 +22,7 @@ import { InstallationsService } from './areas/installations/service.js';
 import { installationsDirectory } from './paths.js';
 import { OAuthService } from './areas/oauth/service.js';
 import { SecretBox } from './platform/secret-box.js';
+import { InProcessCredentialCache, UncachedCredentials } from './platform/credential-cache.js';
 
 export interface Services {
   accounts: AccountsService;
@@ -76,7 +77,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   }
   const newCounter = () => (storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter());
   const events = new EventsService(db, clock, config.eventRetention, bus, usage);
-  const keys = new KeysService(db, clock, audit);
+  const keys = new KeysService(db, clock, audit, storage.backend === 'postgres' ? new UncachedCredentials() : new InProcessCredentialCache());
   const apps = new AppsService(db, clock, audit);
   const oauth = new OAuthService(db, clock, apps, keys, audit, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,

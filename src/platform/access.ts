@@ -77,9 +77,10 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
     // CORS preflights and liveness probes see their allowance but never spend it, nor are refused.
     const access = routeAccess(request);
     const counted = access !== 'unmetered' && request.method !== 'OPTIONS';
-    const decision = credential
-      ? await limiter.check(credential.rateLimitKey, config.rateLimitPerMinute, counted)
-      : await limiter.check(`ip:${request.ip}`, config.rateLimitAnonPerMinute, counted);
+    let decision = credential
+      ? limiter.check(credential.rateLimitKey, config.rateLimitPerMinute, counted)
+      : limiter.check(`ip:${request.ip}`, config.rateLimitAnonPerMinute, counted);
+    if (decision instanceof Promise) decision = await decision;
     reply.header('ratelimit-limit', String(decision.limit));
     reply.header('ratelimit-remaining', String(decision.remaining));
     reply.header('ratelimit-reset', String(decision.resetSeconds));

@@ -4,16 +4,19 @@ import type { Clock } from './clock.js';
 
 export const WINDOW_MS = 60_000;
 
-/** Counts hits per key and window. `increment` false reads without counting (for /health). */
+/**
+ * Counts hits per key and window. `increment` false reads without counting (for /health). The
+ * in-process counter answers at once rather than with a promise: it runs on every request.
+ */
 export interface RateLimitCounter {
-  hit(key: string, windowStart: number, increment: boolean): Promise<number>;
+  hit(key: string, windowStart: number, increment: boolean): number | Promise<number>;
 }
 
 export class InProcessRateLimitCounter implements RateLimitCounter {
   private window = 0;
   private counts = new Map<string, number>();
 
-  async hit(key: string, windowStart: number, increment: boolean): Promise<number> {
+  hit(key: string, windowStart: number, increment: boolean): number {
     if (windowStart !== this.window) {
       // Every stored count belongs to a past window once the clock moves on.
       this.window = windowStart;
@@ -43,21 +46,24 @@ export class RateLimiter {
     private readonly windowMs = WINDOW_MS,
   ) {}
 
-  async check(key: string, limit: number, increment: boolean): Promise<RateLimitDecision> {
+  /** The decision now when the counter answers at once (in process), else a promise of it. */
+  check(key: string, limit: number, increment: boolean): RateLimitDecision | Promise<RateLimitDecision> {
     const now = this.clock.now().getTime();
     const windowStart = now - (now % this.windowMs);
-    let count: number;
-    try {
-      count = await this.counter.hit(key, windowStart, increment);
-    } catch {
-      // Storage is down: readiness reports it; requests are still limited, per process.
-      count = await this.fallback.hit(key, windowStart, increment);
-    }
-    return {
+    const decide = (count: number): RateLimitDecision => ({
       allowed: count <= limit,
       limit,
       remaining: Math.max(0, limit - count),
       resetSeconds: Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000)),
-    };
+    });
+    // Storage is down: readiness reports it; requests are still limited, per process.
+    const fallback = () => decide(this.fallback.hit(key, windowStart, increment));
+    let count: number | Promise<number>;
+    try {
+      count = this.counter.hit(key, windowStart, increment);
+    } catch {
+      return fallback();
+    }
+    return typeof count === 'number' ? decide(count) : count.then(decide, fallback);
   }
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import { addDays, type Clock } from '../../platform/clock.js';
 import type { Credential, CredentialResolver } from '../../platform/credential.js';
+import type { CredentialCache } from '../../platform/credential-cache.js';
 import { ApiError, insufficientScope, notFound } from '../../platform/errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, type Scope } from '../../platform/scopes.js';
@@ -53,6 +54,7 @@ export class KeysService implements CredentialResolver {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly cache: CredentialCache,
   ) {}
 
   onRevoked(listener: KeyRevokedListener): void {
@@ -117,28 +119,43 @@ export class KeysService implements CredentialResolver {
   }
 
   async revoke(accountId: string, keyId: string, actor: Actor): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      if (!(await revokeKey(trx, accountId, keyId, this.clock.now().toISOString()))) throw notFound('API key');
-      await this.audit.record(trx, { accountId, type: 'key.revoked', actor, target: { type: 'api_key', id: keyId } });
-      for (const listener of this.revokedListeners) await listener(trx, { id: keyId, accountId });
-    });
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        if (!(await revokeKey(trx, accountId, keyId, this.clock.now().toISOString()))) throw notFound('API key');
+        await this.audit.record(trx, { accountId, type: 'key.revoked', actor, target: { type: 'api_key', id: keyId } });
+        for (const listener of this.revokedListeners) await listener(trx, { id: keyId, accountId });
+      });
+    } finally {
+      // After the commit (or rollback): a lookup that read the key before then does not cache it.
+      this.cache.forget(keyId);
+    }
   }
 
-  /** CredentialResolver: a usable key is looked up by hash on every request (revocation is immediate). */
+  /**
+   * CredentialResolver: a usable key by the hash of its secret, from the credential cache or
+   * storage. Revocation is immediate: revoking forgets the cached key (see CredentialCache).
+   */
   async resolve(secret: string): Promise<Credential | undefined> {
     const now = this.clock.now().toISOString();
-    const row = await findUsableKeyByHash(this.db, sha256Hex(secret), now);
-    if (!row) return undefined;
-    this.lastUsed.set(row.id, now);
-    return {
-      kind: 'api_key',
-      id: row.id,
-      accountId: row.accountId,
-      accountName: row.accountName,
-      scopes: row.scopes.filter(isScope),
-      expiresAt: row.expiresAt,
-      rateLimitKey: `key:${row.id}`,
-    };
+    const keyHash = sha256Hex(secret);
+    let credential = this.cache.get(keyHash);
+    if (credential === undefined || credential.expiresAt <= now) {
+      const generation = this.cache.generation;
+      const row = await findUsableKeyByHash(this.db, keyHash, now);
+      if (!row) return undefined;
+      credential = {
+        kind: 'api_key',
+        id: row.id,
+        accountId: row.accountId,
+        accountName: row.accountName,
+        scopes: row.scopes.filter(isScope),
+        expiresAt: row.expiresAt,
+        rateLimitKey: `key:${row.id}`,
+      };
+      this.cache.remember(keyHash, credential, generation);
+    }
+    this.lastUsed.set(credential.id, now);
+    return credential;
   }
 
   /** Which of these keys are still usable now. */
