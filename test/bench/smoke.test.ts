@@ -88,6 +88,7 @@ interface Row {
   ratio: number | null;
   met: boolean | null;
   postgres?: { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; ratio: number };
+  storageFloor?: { usPerRequest: number; statements: number; ceiling: number | null };
   detail: Record<string, unknown>;
 }
 
@@ -134,6 +135,18 @@ describe('npm run bench -- --smoke', () => {
     }
     expect(rows.get('baseline')?.ratio).toBe(1);
 
+    // The storage floor column: the read rows' SQLite statements timed alone, and the ratio they leave.
+    for (const row of results.rows) {
+      if (!['get', 'list', 'events'].includes(row.key)) {
+        expect(row.storageFloor, row.key).toBeUndefined();
+        continue;
+      }
+      const floor = row.storageFloor as NonNullable<Row['storageFloor']>;
+      expect(floor.usPerRequest, row.key).toBeGreaterThan(0);
+      expect(floor.statements, row.key).toBe(row.key === 'get' ? 1 : 2);
+      expect(floor.ceiling, row.key).toBeGreaterThan(0);
+    }
+
     // The PostgreSQL column: every service HTTP row measured again, with numbers and no errors.
     for (const row of results.rows) {
       if (!POSTGRES_URL || row.kind !== 'http' || row.key === 'baseline') {
@@ -164,7 +177,7 @@ describe('npm run bench -- --smoke', () => {
     expect(webhook.badSignatures).toBe(0);
 
     // The printed table has a line for every row.
-    expect(result.stdout).toContain(`| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |${POSTGRES_URL ? ' PostgreSQL |' : ''}\n`);
+    expect(result.stdout).toContain(`| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed | SQLite reads alone |${POSTGRES_URL ? ' PostgreSQL |' : ''}\n`);
     expect(results.table.split('\n')).toHaveLength(2 + results.rows.length);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CREDENTIAL_CACHE_CAP, InProcessCredentialCache, UncachedCredentials } from '../../src/platform/credential-cache.js';
+import { CREDENTIAL_CACHE_CAP, InProcessCredentialCache, UncachedCredentials, type CredentialCache } from '../../src/platform/credential-cache.js';
 import type { Credential } from '../../src/platform/credential.js';
 
 const credential = (id: string): Credential => ({
@@ -44,7 +44,7 @@ describe('InProcessCredentialCache', () => {
 
 describe('UncachedCredentials (several processes)', () => {
   it('keeps nothing, so every lookup reads storage', () => {
-    const cache = new UncachedCredentials();
+    const cache: CredentialCache = new UncachedCredentials();
     cache.remember('hash1', credential('key_1'), cache.generation);
     expect(cache.get('hash1')).toBeUndefined();
   });
