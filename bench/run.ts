@@ -18,7 +18,7 @@ import { inParallel, JsonClient } from './http-client.js';
 import { parseOptions, USAGE, type HttpRowKey, type Options, type StreamSpec } from './options.js';
 import { CONFIG_VARIABLES } from '../src/config.js';
 import { postgresForBench } from './postgres.js';
-import { measureStorageFloors, type FloorRowKey, type StorageFloor } from './storage-floor.js';
+import { FLOOR_ROWS, measureStorageFloors, type FloorRowKey, type StorageFloor } from './storage-floor.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { isMessage, type CollectedReport, type Listening, type OpenedReport, type WebhookCollectedReport } from './protocol.js';
 
@@ -546,10 +546,10 @@ export function markdownTable(rows: Row[]): string {
   return lines.join('\n');
 }
 
-/** The service's HTTP rows against one running server. */
 /** The event page row's cursor: 500 events before the newest, so a full page from the middle of the log. */
 const eventsAfterOf = (seeded: Seeded) => Math.max(0, seeded.newestEventId - 500);
 
+/** The service's HTTP rows against one running server. */
 function httpSpecsFor(origin: string, auth: Record<string, string>, seeded: Seeded): Record<HttpRowKey, HttpSpec> {
   const ids = seeded.resourceIds;
   const eventsAfter = eventsAfterOf(seeded);
@@ -718,13 +718,17 @@ async function main(): Promise<void> {
       const before = await measureHttp(baselineSpec, options, baseline.child.pid);
       const measuredRows: Array<{ spec: HttpSpec; measured: HttpMeasurement }> = [];
       for (const key of options.rows) measuredRows.push({ spec: httpSpecs[key], measured: await measureHttp(httpSpecs[key], options, server.child.pid) });
-      const floors = measureStorageFloors(join(workDir, 'devdata.db'), {
-        resourceId: seeded.resourceIds[0] as string,
-        eventsAfter: eventsAfterOf(seeded),
-        listLimit: 50,
-        pageLimit: 100,
-      }, options.smoke ? 50 : 300);
-      log(`SQLite reads alone, µs per request: ${Object.entries(floors).map(([key, floor]) => `${key} ${floor.usPerRequest}`).join(', ')}`);
+      // Only when a read row runs: the floors take a few seconds of this process's CPU.
+      const floors: Partial<Record<FloorRowKey, StorageFloor>> = options.rows.some((key) => FLOOR_ROWS.includes(key as FloorRowKey))
+        ? measureStorageFloors(
+            join(workDir, 'devdata.db'),
+            { resourceId: seeded.resourceIds[0] as string, eventsAfter: eventsAfterOf(seeded), listLimit: 50, pageLimit: 100 },
+            options.smoke ? 50 : 300,
+          )
+        : {};
+      if (Object.keys(floors).length > 0) {
+        log(`SQLite reads alone, µs per request: ${Object.entries(floors).map(([key, floor]) => `${key} ${floor.usPerRequest}`).join(', ')}`);
+      }
       const onPostgres = await measureOnPostgres(options, workDir, profileDir);
       postgresDescription = onPostgres?.description ?? null;
       const after = await measureHttp({ ...baselineSpec, label: 'baseline again' }, options, baseline.child.pid);
@@ -747,7 +751,7 @@ async function main(): Promise<void> {
         const ratio = round(measured.requestsPerSecond / best.requestsPerSecond, 3);
         const cpu = measured.detail.serverCpuUsPerRequest as number | null;
         const pg = onPostgres?.measured.get(spec.key as HttpRowKey);
-        const floor = spec.key in floors ? floors[spec.key as FloorRowKey] : undefined;
+        const floor = floors[spec.key as FloorRowKey];
         rows.push({
           key: spec.key,
           label: spec.label,

@@ -5,7 +5,8 @@
 // request ÷ this is the highest ratio the row could reach on this machine with everything else free.
 import Database from 'better-sqlite3';
 
-export type FloorRowKey = 'get' | 'list' | 'events';
+export const FLOOR_ROWS = ['get', 'list', 'events'] as const;
+export type FloorRowKey = (typeof FLOOR_ROWS)[number];
 
 export interface StorageFloor {
   /** Microseconds of the row's statements per request, best of three runs. */
