@@ -26,6 +26,8 @@ export interface DeveloperSessionsTable {
 export interface ApiKeysTable {
   id: string;
   account_id: string;
+  /** Position among the account's rows of this table, in creation order (set on insert). */
+  created_seq: number | null;
   name: string;
   /** SHA-256 of the secret, hex. The secret itself is never stored. */
   key_hash: string;
@@ -105,6 +107,8 @@ export interface RateLimitWindowsTable {
 export interface WebhooksTable {
   id: string;
   account_id: string;
+  /** Position among the account's rows of this table, in creation order (set on insert). */
+  created_seq: number | null;
   name: string;
   url: string;
   /** JSON array of event types or `custom.*`. */
@@ -150,6 +154,8 @@ export interface ServiceSettingsTable {
 export interface AppsTable {
   id: string;
   account_id: string;
+  /** Position among the account's rows of this table, in creation order (set on insert). */
+  created_seq: number | null;
   client_id: string;
   name: string;
   type: string;
@@ -203,6 +209,8 @@ export interface OAuthTokensTable {
 export interface SchedulesTable {
   id: string;
   account_id: string;
+  /** Position among the account's rows of this table, in creation order (set on insert). */
+  created_seq: number | null;
   name: string;
   cron: string | null;
   at: string | null;

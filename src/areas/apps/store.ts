@@ -1,4 +1,5 @@
 import type { Executor } from '../../storage/schema.js';
+import { nextCreatedSeq } from '../../storage/creation-order.js';
 
 export interface AppRow {
   id: string;
@@ -57,7 +58,10 @@ function toColumns(app: AppRow): Columns {
 }
 
 export async function insertApp(db: Executor, app: AppRow): Promise<void> {
-  await db.insertInto('apps').values(toColumns(app)).execute();
+  await db
+    .insertInto('apps')
+    .values({ ...toColumns(app), created_seq: nextCreatedSeq('apps', app.accountId) })
+    .execute();
 }
 
 export async function updateApp(db: Executor, app: AppRow): Promise<void> {
@@ -76,7 +80,7 @@ export async function findAppByClientId(db: Executor, clientId: string): Promise
 }
 
 export async function listApps(db: Executor, accountId: string): Promise<AppRow[]> {
-  const rows = await db.selectFrom('apps').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db.selectFrom('apps').selectAll().where('account_id', '=', accountId).orderBy('created_seq').orderBy('id').execute();
   return rows.map(toApp);
 }
 

@@ -1,5 +1,6 @@
 import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
+import { nextCreatedSeq } from '../../storage/creation-order.js';
 
 export interface KeyRow {
   id: string;
@@ -51,6 +52,7 @@ export async function insertKey(db: Executor, key: KeyRow, keyHash: string): Pro
       expires_at: key.expiresAt,
       revoked_at: null,
       last_used_at: null,
+      created_seq: nextCreatedSeq('api_keys', key.accountId),
     })
     .execute();
 }
@@ -89,7 +91,7 @@ export async function listUsableKeys(db: Executor, accountId: string, nowIso: st
     .where('account_id', '=', accountId)
     .where('revoked_at', 'is', null)
     .where('expires_at', '>', nowIso)
-    .orderBy('created_at')
+    .orderBy('created_seq')
     .orderBy('id')
     .execute();
   return rows.map(toKey);

@@ -1,4 +1,5 @@
 import type { Executor } from '../../storage/schema.js';
+import { nextCreatedSeq } from '../../storage/creation-order.js';
 
 export type ScheduleAction =
   | { type: 'set_state'; resourceId: string; state: number | string | boolean }
@@ -69,7 +70,10 @@ function toColumns(row: ScheduleRow): Columns {
 }
 
 export async function insertSchedule(db: Executor, row: ScheduleRow): Promise<void> {
-  await db.insertInto('schedules').values(toColumns(row)).execute();
+  await db
+    .insertInto('schedules')
+    .values({ ...toColumns(row), created_seq: nextCreatedSeq('schedules', row.accountId) })
+    .execute();
 }
 
 export async function updateSchedule(db: Executor, row: ScheduleRow): Promise<void> {
@@ -83,7 +87,7 @@ export async function findSchedule(db: Executor, accountId: string, id: string):
 }
 
 export async function listSchedules(db: Executor, accountId: string): Promise<ScheduleRow[]> {
-  const rows = await db.selectFrom('schedules').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db.selectFrom('schedules').selectAll().where('account_id', '=', accountId).orderBy('created_seq').orderBy('id').execute();
   return rows.map(toRow);
 }
 

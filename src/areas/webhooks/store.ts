@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
+import { nextCreatedSeq } from '../../storage/creation-order.js';
 
 export interface WebhookRow {
   id: string;
@@ -141,6 +142,7 @@ export async function insertWebhook(db: Executor, row: WebhookRow): Promise<void
       authorized_by_id: row.authorizedBy.id,
       created_at: row.createdAt,
       updated_at: row.updatedAt,
+      created_seq: nextCreatedSeq('webhooks', row.accountId),
     })
     .execute();
 }
@@ -160,7 +162,7 @@ export async function findWebhook(db: Executor, accountId: string, id: string): 
 }
 
 export async function listWebhooks(db: Executor, accountId: string): Promise<WebhookRow[]> {
-  const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_seq').orderBy('id').execute();
   return rows.map(toWebhook);
 }
 
