@@ -11,8 +11,11 @@ import { SystemService } from './areas/system/service.js';
 import { UsageService } from './areas/usage/service.js';
 import { InProcessEventBus, NotifyingEventBus, type EventBus } from './areas/events/bus.js';
 import { StoredRateLimitCounter } from './storage/rate-limit-counter.js';
+import { ExternalWrites } from './storage/external-writes.js';
 import { EventsService } from './areas/events/service.js';
+import { InMemoryRecentEvents, NoRecentEvents } from './areas/events/recent.js';
 import { ResourcesService } from './areas/resources/service.js';
+import { InMemoryResourceReadModel, NoResourceReadModel } from './areas/resources/read-model.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
 import { WebhooksService, type Authorizer } from './areas/webhooks/service.js';
 import { AppsService } from './areas/apps/service.js';
@@ -76,8 +79,12 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     bus = notifying;
   }
   const newCounter = () => (storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter());
-  const events = new EventsService(db, clock, config.eventRetention, bus, usage);
-  const keys = new KeysService(db, clock, audit, storage.backend === 'postgres' ? new UncachedCredentials() : new InProcessCredentialCache());
+  const oneProcess = storage.backend === 'sqlite';
+  // A SQLite file still notices another process's commits (a second server started by mistake).
+  const externalWrites = () => new ExternalWrites(storage.dataVersion!);
+  const recentEvents = oneProcess ? new InMemoryRecentEvents(config.eventRetention, externalWrites()) : new NoRecentEvents();
+  const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents);
+  const keys = new KeysService(db, clock, audit, oneProcess ? new InProcessCredentialCache() : new UncachedCredentials());
   const apps = new AppsService(db, clock, audit);
   const oauth = new OAuthService(db, clock, apps, keys, audit, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
@@ -105,7 +112,9 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   keys.onRevoked(async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
   oauth.onCredentialsEnded(async (exec, ids, how) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')));
   const accounts = new AccountsService(db, clock, audit);
-  const resources = new ResourcesService(db, clock, events);
+  const resources = new ResourcesService(db, clock, events, (load) =>
+    oneProcess ? new InMemoryResourceReadModel(load, externalWrites()) : new NoResourceReadModel(),
+  );
   const developer = new DeveloperService(db, clock, accounts, audit, new RateLimiter(newCounter(), clock, 3_600_000), {
     capacity: config.signupCapacity,
     sessionTtlSeconds: config.developerSessionTtlSeconds,

@@ -16,6 +16,11 @@ export interface Storage {
   backend: Backend;
   /** Cross-process notifications; only PostgreSQL has them (SQLite serves one process). */
   notifications: Notifications | undefined;
+  /**
+   * SQLite only: a number that changes when another connection to the file (another process)
+   * commits, and not on this process's own commits; in-memory read models compare it before use.
+   */
+  dataVersion: (() => number) | undefined;
   /** Applies pending migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
   /** A lightweight read of a real table, for readiness checks. */
@@ -25,7 +30,7 @@ export interface Storage {
 
 const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };
 
-function openSqlite(path: string): Kysely<Database> {
+function openSqlite(path: string): { db: Kysely<Database>; dataVersion: () => number } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
@@ -33,7 +38,9 @@ function openSqlite(path: string): Kysely<Database> {
   database.pragma('foreign_keys = ON');
   // Another process (a CLI command beside the server) may hold the write lock briefly.
   database.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new QueuedSqliteDialect(database) });
+  // About 2 µs, outside the connection queue: the pragma only reads a counter of the connection.
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  return { db: new Kysely<Database>({ dialect: new QueuedSqliteDialect(database) }), dataVersion: () => dataVersion.get() as number };
 }
 
 function openPostgres(url: string): Kysely<Database> {
@@ -45,7 +52,7 @@ function openPostgres(url: string): Kysely<Database> {
 
 export function openStorage(databaseUrl: string): Storage {
   const backend: Backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
-  const db = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length)) : openPostgres(databaseUrl);
+  const { db, dataVersion } = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length)) : { db: openPostgres(databaseUrl), dataVersion: undefined };
   const notifications = backend === 'postgres' ? new PostgresNotifications(databaseUrl) : undefined;
   // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
   // On PostgreSQL its tables go in the current schema, named explicitly: otherwise the migrator
@@ -62,6 +69,7 @@ export function openStorage(databaseUrl: string): Storage {
     db,
     backend,
     notifications,
+    dataVersion,
     async migrate() {
       // The migrator lists the tables of every schema before it starts; on PostgreSQL that listing
       // fails when another schema is dropped meanwhile, so such a failure is retried.

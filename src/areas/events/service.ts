@@ -6,6 +6,7 @@ import { ApiError } from '../../platform/errors.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
+import type { RecentEvent, RecentEvents } from './recent.js';
 import { accountsOverRetention, deleteEventsUpTo, insertEvent, listEvents, listEventsJson, newestEventId } from './store.js';
 
 export interface Event {
@@ -28,9 +29,12 @@ export interface EventWriter {
 /** Runs inside the writing transaction with the events it appended (e.g. the webhook outbox). */
 export type AppendHook = (exec: Executor, accountId: string, events: readonly Event[]) => Promise<void>;
 
+/** Runs after the commit with the events it committed, before the writer hears of it. */
+export type CommitListener = (accountId: string, events: readonly Event[]) => void;
+
 export class EventsService {
   private readonly appendHooks: AppendHook[] = [];
-  private readonly commitListeners: Array<() => void> = [];
+  private readonly commitListeners: CommitListener[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -38,14 +42,15 @@ export class EventsService {
     private readonly retention: number,
     readonly bus: EventBus,
     private readonly usage: UsageService,
+    private readonly recent: RecentEvents,
   ) {}
 
   onAppend(hook: AppendHook): void {
     this.appendHooks.push(hook);
   }
 
-  /** Called after each commit of events (wakes the webhook dispatcher). */
-  onCommit(listener: () => void): void {
+  /** Called after each commit of events (wakes the webhook dispatcher, updates read models). */
+  onCommit(listener: CommitListener): void {
     this.commitListeners.push(listener);
   }
 
@@ -78,8 +83,9 @@ export class EventsService {
       return value;
     });
     this.usage.count(accountId, { eventsCreated: appended.length });
+    this.recent.committed(accountId, appended);
     this.bus.publish(accountId, appended);
-    for (const listener of this.commitListeners) listener();
+    for (const listener of this.commitListeners) listener(accountId, appended);
     return result;
   }
 
@@ -92,24 +98,38 @@ export class EventsService {
     return Math.max(0, newest - this.retention);
   }
 
-  /** Throws 410 when `after` lies before the retained window; returns the newest id. */
-  async checkCursor(accountId: string, after: number): Promise<number> {
-    const newest = await newestEventId(this.db, accountId);
+  /** Throws 410 when `after` lies before the retained window of a log whose newest id is `newest`. */
+  private checkCursorAgainst(after: number, newest: number): void {
     const oldest = this.oldestCursor(newest);
     if (after < oldest) {
       throw new ApiError(410, 'cursor_expired', `Cursor ${after} is older than the retained events; reload a snapshot and resume from its cursor`, [
         { path: '/after', message: `must be at least ${oldest}`, oldestCursor: oldest },
       ]);
     }
+  }
+
+  /** Throws 410 when `after` lies before the retained window; returns the newest id. */
+  async checkCursor(accountId: string, after: number): Promise<number> {
+    const newest = await newestEventId(this.db, accountId);
+    this.checkCursorAgainst(after, newest);
     return newest;
   }
 
   /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON, the events' stored data spliced in. */
   async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<string> {
-    // The newest id is read before the events: an event committed in between is then either in
-    // the page or after the cursor, never skipped.
-    const newest = await this.checkCursor(accountId, query.after);
-    const rows = await listEventsJson(this.db, accountId, { ...query, limit: query.limit + 1 });
+    // One more than the page, to know whether there are more.
+    let rows: RecentEvent[];
+    let newest: number;
+    const recent = this.recent.after(accountId, query.after, query.limit + 1, query.type);
+    if (recent) {
+      ({ newest, events: rows } = recent);
+      this.checkCursorAgainst(query.after, newest);
+    } else {
+      // The newest id is read before the events: an event committed in between is then either in
+      // the page or after the cursor, never skipped.
+      newest = await this.checkCursor(accountId, query.after);
+      rows = await listEventsJson(this.db, accountId, { ...query, limit: query.limit + 1 });
+    }
     const data = rows.slice(0, query.limit);
     const last = data.at(-1);
     const cursor = last ? last.id : Math.max(newest, query.after);

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Credential } from '../../platform/credential.js';
 import { ApiError } from '../../platform/errors.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
+import { eventJson } from './event-json.js';
 import type { Event, EventsService } from './service.js';
 
 const REPLAY_PAGE = 500;
@@ -20,7 +21,7 @@ const frames = new WeakMap<Event, string>();
 function frameOf(event: Event): string {
   let frame = frames.get(event);
   if (frame === undefined) {
-    frame = `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+    frame = `id: ${event.id}\nevent: ${event.type}\ndata: ${eventJson(event)}\n\n`;
     frames.set(event, frame);
   }
   return frame;

@@ -175,6 +175,36 @@ export async function listResourcesJson(db: Executor, accountId: string, query: 
   return { data: rows.map(resourceJson), total: Number(counted?.total ?? 0) };
 }
 
+/** A resource as the in-memory read model keeps it: what lists filter and order on, and its API JSON. */
+export interface ResourceRecord {
+  id: string;
+  type: ResourceType;
+  tags: string[];
+  version: number;
+  /** The id of its resource.created event: creation order. */
+  createdSeq: number;
+  json: string;
+}
+
+/** The account's first `limit` resources in creation order, as records. */
+export async function resourceRecords(db: Executor, accountId: string, limit: number): Promise<ResourceRecord[]> {
+  const rows = await db
+    .selectFrom('resources')
+    .select([...COLUMNS, 'created_seq'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_seq')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    type: row.type as ResourceType,
+    tags: JSON.parse(row.tags) as string[],
+    version: Number(row.version),
+    createdSeq: Number(row.created_seq),
+    json: resourceJson(row),
+  }));
+}
+
 /** Every resource of the account, in creation order (snapshots). */
 export async function allResources(db: Executor, accountId: string): Promise<Resource[]> {
   const rows = await db.selectFrom('resources').select(COLUMNS).where('account_id', '=', accountId).orderBy('created_seq').execute();

@@ -1,0 +1,86 @@
+// The in-memory recent events (src/areas/events/recent.ts): what it holds, and when it declines to
+// answer so that storage does. The HTTP tests in events.test.ts and read-models.test.ts check the
+// pages it serves against storage through the real server.
+import { describe, expect, it } from 'vitest';
+import { InMemoryRecentEvents, NoRecentEvents, RECENT_EVENTS_PER_ACCOUNT, type RecentEvents } from '../../src/areas/events/recent.js';
+import type { Event } from '../../src/areas/events/service.js';
+
+const event = (id: number, type = 'custom.tick'): Event => ({ id, type, data: { n: id }, createdAt: '2026-11-23T10:00:00.000Z' });
+const events = (from: number, to: number, type?: string) => Array.from({ length: to - from + 1 }, (_, index) => event(from + index, type));
+const ids = (page: { events: Array<{ id: number }> } | undefined) => page?.events.map((entry) => entry.id);
+
+describe('InMemoryRecentEvents', () => {
+  it('answers only from the first event it saw on, with the API JSON of each event', () => {
+    const recent = new InMemoryRecentEvents(10_000);
+    expect(recent.after('acc_1', 0, 10, undefined)).toBeUndefined();
+    recent.committed('acc_1', events(5, 9));
+    // Event 4 and before were committed before this process saw any: storage answers.
+    expect(recent.after('acc_1', 3, 10, undefined)).toBeUndefined();
+    const page = recent.after('acc_1', 4, 10, undefined);
+    expect(page?.newest).toBe(9);
+    expect(ids(page)).toEqual([5, 6, 7, 8, 9]);
+    expect(JSON.parse(page!.events[0]!.json)).toEqual(event(5));
+    expect(Object.keys(JSON.parse(page!.events[0]!.json))).toEqual(['id', 'type', 'data', 'createdAt']);
+    expect(ids(recent.after('acc_1', 7, 1, undefined))).toEqual([8]);
+    expect(recent.after('acc_1', 9, 10, undefined)).toEqual({ newest: 9, events: [] });
+    expect(recent.after('acc_1', 50, 10, undefined)).toEqual({ newest: 9, events: [] });
+    expect(recent.after('acc_2', 0, 10, undefined)).toBeUndefined();
+  });
+
+  it('filters by exact type and by prefix', () => {
+    const recent = new InMemoryRecentEvents(10_000);
+    recent.committed('acc_1', [event(1, 'resource.created'), event(2, 'custom.a'), event(3, 'resource.updated'), event(4, 'custom.b.c')]);
+    expect(ids(recent.after('acc_1', 0, 10, { value: 'custom.', prefix: true }))).toEqual([2, 4]);
+    expect(ids(recent.after('acc_1', 0, 10, { value: 'resource.updated', prefix: false }))).toEqual([3]);
+    expect(ids(recent.after('acc_1', 2, 1, { value: 'custom.', prefix: true }))).toEqual([4]);
+  });
+
+  it('starts a new run at a gap, so what it holds stays consecutive', () => {
+    const recent = new InMemoryRecentEvents(10_000);
+    recent.committed('acc_1', events(1, 3));
+    // Event 4's commit is announced after event 5's.
+    recent.committed('acc_1', [event(5)]);
+    expect(recent.after('acc_1', 3, 10, undefined)).toBeUndefined();
+    expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5]);
+    recent.committed('acc_1', [event(4)]);
+    expect(recent.after('acc_1', 3, 10, undefined)).toBeUndefined();
+    recent.committed('acc_1', [event(5), event(6)]);
+    expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5, 6]);
+  });
+
+  it(`keeps the newest ${RECENT_EVENTS_PER_ACCOUNT} events of an account, or fewer when retention is lower`, () => {
+    const recent = new InMemoryRecentEvents(10_000);
+    const newest = RECENT_EVENTS_PER_ACCOUNT * 2 + 17;
+    for (let id = 1; id <= newest; id++) recent.committed('acc_1', [event(id)]);
+    const oldestHeld = newest - RECENT_EVENTS_PER_ACCOUNT + 1;
+    expect(recent.after('acc_1', oldestHeld - 2, 10, undefined)).toBeUndefined();
+    expect(ids(recent.after('acc_1', oldestHeld - 1, 3, undefined))).toEqual([oldestHeld, oldestHeld + 1, oldestHeld + 2]);
+    expect(recent.after('acc_1', oldestHeld - 1, 5000, undefined)?.events).toHaveLength(RECENT_EVENTS_PER_ACCOUNT);
+
+    const short = new InMemoryRecentEvents(5);
+    short.committed('acc_1', events(1, 20));
+    expect(short.after('acc_1', 14, 10, undefined)).toBeUndefined();
+    expect(ids(short.after('acc_1', 15, 10, undefined))).toEqual([16, 17, 18, 19, 20]);
+  });
+
+  it('forgets the least recently used accounts past its memory budget', () => {
+    const big = (id: number): Event => ({ id, type: 'custom.big', data: { text: 'x'.repeat(1000) }, createdAt: '2026-11-23T10:00:00.000Z' });
+    const recent = new InMemoryRecentEvents(10_000, undefined, 5_000);
+    recent.committed('acc_1', [big(1), big(2)]);
+    recent.committed('acc_2', [big(1), big(2)]);
+    expect(recent.after('acc_1', 0, 10, undefined)).toBeDefined();
+    recent.committed('acc_3', [big(1), big(2)]);
+    // acc_1 was read last, so acc_2 went.
+    expect(recent.after('acc_2', 0, 10, undefined)).toBeUndefined();
+    expect(ids(recent.after('acc_1', 0, 10, undefined))).toEqual([1, 2]);
+    expect(ids(recent.after('acc_3', 0, 10, undefined))).toEqual([1, 2]);
+  });
+});
+
+describe('NoRecentEvents (several processes)', () => {
+  it('keeps nothing, so every page reads storage', () => {
+    const recent: RecentEvents = new NoRecentEvents();
+    recent.committed('acc_1', events(1, 3));
+    expect(recent.after('acc_1', 0, 10, undefined)).toBeUndefined();
+  });
+});
