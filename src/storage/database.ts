@@ -38,7 +38,7 @@ function openSqlite(path: string): { db: Kysely<Database>; dataVersion: () => nu
   database.pragma('foreign_keys = ON');
   // Another process (a CLI command beside the server) may hold the write lock briefly.
   database.pragma('busy_timeout = 5000');
-  // About 2 µs, outside the connection queue: the pragma only reads a counter of the connection.
+  // Outside the connection queue: the pragma only reads a counter of the connection.
   const dataVersion = database.prepare('pragma data_version').pluck();
   return { db: new Kysely<Database>({ dialect: new QueuedSqliteDialect(database) }), dataVersion: () => dataVersion.get() as number };
 }

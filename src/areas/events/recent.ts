@@ -99,7 +99,6 @@ export class InMemoryRecentEvents implements RecentEvents {
   }
 
   committed(accountId: string, events: readonly Event[]): void {
-    this.dropIfWrittenElsewhere();
     let run = this.runs.peek(accountId);
     for (const event of events) {
       if (run && event.id <= run.newest) continue;

@@ -23,6 +23,8 @@ export const EVENT_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custo
 export interface EventWriter {
   trx: Transaction<Database>;
   accountId: string;
+  /** The account's newest event id as this transaction sees it: the committed ones, then its own. */
+  lastEventId: number;
   append(type: string, data: Record<string, unknown>): Promise<Event>;
 }
 
@@ -67,12 +69,14 @@ export class EventsService {
       const writer: EventWriter = {
         trx,
         accountId,
+        lastEventId: nextId - 1,
         append: async (type, data) => {
           // The first id was reserved when the transaction started; further ones are taken now.
           const id = appended.length === 0 ? nextId : (nextId = await nextSequence(trx, accountId, 'event_seq'));
           const event: Event = { id, type, data, createdAt: this.clock.now().toISOString() };
           await insertEvent(trx, accountId, event);
           appended.push(event);
+          writer.lastEventId = id;
           return event;
         },
       };

@@ -20,6 +20,8 @@ const ENTRY_OVERHEAD = 160;
 
 /** An account's resources as of one of its events. */
 export interface ResourceView {
+  /** The account's event this view stands at: it reflects every change up to it. */
+  readonly lastEventId: number;
   get(id: string): ResourceRecord | undefined;
   /** A page in creation order (`json` of each) and how many match in all. */
   list(query: ResourceQuery): { data: string[]; total: number };
@@ -28,6 +30,8 @@ export interface ResourceView {
 export interface ResourceReadModel {
   /** The account's resources, or undefined when storage must answer; may read the account first. */
   view(accountId: string): ResourceView | undefined | Promise<ResourceView | undefined>;
+  /** The account's resources if memory holds them now; never reads storage (safe inside a transaction). */
+  held(accountId: string): ResourceView | undefined;
   /** After commit: the account's new events, in id order. */
   committed(accountId: string, events: readonly Event[]): void;
 }
@@ -149,6 +153,10 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     return loading.promise;
   }
 
+  held(accountId: string): ResourceView | undefined {
+    return this.views.peek(accountId);
+  }
+
   private async loadView(accountId: string, loading: Loading): Promise<ResourceView | undefined> {
     try {
       const { records, newestEventId } = await this.load(accountId, RESOURCES_PER_VIEW + 1);
@@ -175,7 +183,6 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
   }
 
   committed(accountId: string, events: readonly Event[]): void {
-    this.forgetIfWrittenElsewhere();
     const loading = this.loading.get(accountId);
     if (loading) {
       // Requests from now on must see these events: they start a new read instead of joining this one.
@@ -201,6 +208,10 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
 /** For several processes sharing storage: nothing is kept, every read goes to storage. */
 export class NoResourceReadModel implements ResourceReadModel {
   view(): undefined {
+    return undefined;
+  }
+
+  held(): undefined {
     return undefined;
   }
 

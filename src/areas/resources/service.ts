@@ -156,7 +156,7 @@ export class ResourcesService {
   /** The update inside an event transaction the caller already holds (schedules use it). */
   async updateWithin(writer: EventWriter, id: string, input: UpdateResourceInput, precondition: VersionPrecondition = undefined): Promise<Resource> {
     const { accountId } = writer;
-    const current = await findResource(writer.trx, accountId, id);
+    const current = await this.currentWithin(writer, id);
     if (!current) throw notFound('Resource');
     checkPrecondition(current, precondition);
     const name = validateFields(input, current.type, input.state);
@@ -182,12 +182,24 @@ export class ResourcesService {
 
   async delete(accountId: string, id: string, precondition: VersionPrecondition): Promise<void> {
     await this.events.transact(accountId, async (writer) => {
-      const current = await findResource(writer.trx, accountId, id);
+      const current = await this.currentWithin(writer, id);
       if (!current) throw notFound('Resource');
       checkPrecondition(current, precondition);
       await deleteResource(writer.trx, accountId, id);
       await writer.append('resource.deleted', { resource: current });
     });
+  }
+
+  /**
+   * The resource as the writer's transaction sees it: from memory when memory stands at the same
+   * event (it then holds every committed change, and the transaction has made none yet), else
+   * from storage.
+   */
+  private async currentWithin(writer: EventWriter, id: string): Promise<Resource | undefined> {
+    const view = this.views.held(writer.accountId);
+    if (view?.lastEventId !== writer.lastEventId) return findResource(writer.trx, writer.accountId, id);
+    const record = view.get(id);
+    return record && (JSON.parse(record.json) as Resource);
   }
 
   /** Every resource and the event cursor they correspond to, read in one transaction. */
