@@ -1,6 +1,7 @@
-// Kysely's SQLite dialect with two changes that matter under concurrent requests (measured with
+// Kysely's SQLite dialect with three changes that matter under concurrent requests (measured with
 // npm run bench): prepared statements are cached by SQL text instead of prepared on every query,
-// and waiters for the single connection queue in order instead of all waking at each release.
+// waiters for the single connection queue in order instead of all waking at each release, and
+// transactions that queue behind one another commit together (group commit, below).
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -28,6 +29,10 @@ class FifoMutex {
     const next = this.waiters.shift();
     if (next) next();
     else this.locked = false;
+  }
+
+  get held(): boolean {
+    return this.locked;
   }
 }
 
@@ -62,9 +67,47 @@ class CachedStatementConnection implements DatabaseConnection {
   }
 }
 
+/** The most transactions one commit takes: bounds how long the first of them waits. */
+const GROUP_COMMIT_MAX = 32;
+
+/** One turn at the connection; a statement outside a transaction first commits any open group. */
+class Lease implements DatabaseConnection {
+  inTransaction = false;
+  /** Handed back when its transaction joined a group, before the group commits. */
+  released = false;
+
+  constructor(private readonly driver: QueuedSqliteDriver) {}
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    // A failed group commit fails the group's transactions, not this statement.
+    if (!this.inTransaction) this.driver.commitGroup();
+    return this.driver.connection.executeQuery(compiledQuery);
+  }
+
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not used with SQLite');
+  }
+}
+
+/**
+ * Group commit. A commit costs far more than the statements before it (writing its pages to the
+ * write-ahead log and taking the write lock: about 65 of a PATCH's 80 µs of SQLite time), and
+ * requests that arrive together reach their transactions one after another within one turn of the
+ * event loop. So a finished transaction does not commit: it hands the connection on, the next
+ * transactions run as further savepoints of the same outer one, and that commits once, when the
+ * event loop turns (setImmediate) with nobody at the connection, or earlier when a statement outside
+ * a transaction needs the connection or GROUP_COMMIT_MAX have joined. Each transaction's commit
+ * resolves only then, so nothing is reported, announced or kept in memory before it is durable,
+ * and reads outside a transaction never see a group's uncommitted changes. A transaction that fails
+ * rolls back to its savepoint alone; a failed group commit fails every transaction in it.
+ * Measured with npm run bench: PATCH 3,500 -> 5,900 req/s, POST /api/v1/events 4,000 -> 7,100.
+ */
 class QueuedSqliteDriver implements Driver {
   private readonly mutex = new FifoMutex();
-  private readonly connection: CachedStatementConnection;
+  readonly connection: CachedStatementConnection;
+  /** The open outer transaction: the commits waiting for it. */
+  private group: Array<{ resolve: () => void; reject: (error: unknown) => void }> | undefined;
+  private commitScheduled = false;
 
   constructor(private readonly db: SqliteDatabase) {
     this.connection = new CachedStatementConnection(db);
@@ -75,26 +118,96 @@ class QueuedSqliteDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     // SQLite has one connection: requests take turns, first come first served.
     await this.mutex.lock();
-    return this.connection;
+    return new Lease(this);
+  }
+
+  private run(sql: string): void {
+    void this.connection.executeQuery(CompiledQuery.raw(sql));
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    // Defence: a group whose outer transaction SQLite ended must fail, not be begun anew.
+    if (this.group && !this.db.inTransaction) this.settleGroup(new Error('SQLite rolled the transaction back'));
+    if (!this.group) {
+      this.run('begin');
+      this.group = [];
+    }
+    this.run('savepoint member');
+    (connection as Lease).inTransaction = true;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
+    const lease = connection as Lease;
+    this.run('release member');
+    lease.inTransaction = false;
+    const group = this.group as NonNullable<typeof this.group>;
+    // Every commit of a group resolves the same way, in order: their callers carry on in commit order.
+    const committed = new Promise<void>((resolve, reject) => group.push({ resolve, reject }));
+    if (group.length >= GROUP_COMMIT_MAX) this.commitGroup();
+    else {
+      // The connection goes on to whoever comes next, in this transaction; this one's commit
+      // resolves with theirs, at the latest when the event loop turns.
+      this.scheduleCommit();
+      lease.released = true;
+      this.mutex.unlock();
+    }
+    return committed;
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    (connection as Lease).inTransaction = false;
+    if (this.db.inTransaction) {
+      this.run('rollback to member');
+      this.run('release member');
+      return;
+    }
+    // SQLite ended the whole outer transaction itself (it does after some errors, e.g. a full
+    // disk): what the group's other transactions wrote is gone with it.
+    this.settleGroup(new Error('SQLite rolled the transaction back'));
   }
 
-  async releaseConnection(): Promise<void> {
+  /** Commits the open group, if any, and settles its transactions' commits (a failure fails them all). */
+  commitGroup(): void {
+    if (!this.group) return;
+    try {
+      this.run('commit');
+    } catch (error) {
+      if (this.db.inTransaction) this.run('rollback');
+      this.settleGroup(error);
+      return;
+    }
+    this.settleGroup(undefined);
+  }
+
+  private settleGroup(error: unknown): void {
+    const group = this.group ?? [];
+    this.group = undefined;
+    for (const waiting of group) {
+      if (error === undefined) waiting.resolve();
+      else waiting.reject(error);
+    }
+  }
+
+  private scheduleCommit(): void {
+    if (this.commitScheduled) return;
+    this.commitScheduled = true;
+    setImmediate(() => {
+      this.commitScheduled = false;
+      // Not while a transaction holds the connection: the last of the group commits it then.
+      if (!this.mutex.held) this.commitGroup();
+    });
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const lease = connection as Lease;
+    if (lease.released) return;
+    lease.released = true;
     this.mutex.unlock();
+    if (this.group && !this.mutex.held) this.scheduleCommit();
   }
 
   async destroy(): Promise<void> {
+    this.commitGroup();
     this.db.close();
   }
 }

@@ -117,6 +117,20 @@ describe('InMemoryResourceReadModel', () => {
     expect(storage.state.loads).toBe(2);
   });
 
+  it('keeps a load when the events committed meanwhile are ones it already read', async () => {
+    const storage = fakeStorage([record(resource('res_a', 2), 1)], 2);
+    let release = () => {};
+    storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
+    const model = new InMemoryResourceReadModel(storage.load);
+    const loading = model.view('acc_1');
+    // Event 2 had committed before the load read storage; it is announced while the load is under way.
+    model.committed('acc_1', [resourceEvent(2, 'resource.updated', resource('res_a', 2))]);
+    release();
+    expect((await loading)?.get('res_a')?.version).toBe(2);
+    expect(model.view('acc_1')).not.toBeInstanceOf(Promise);
+    expect(storage.state.loads).toBe(1);
+  });
+
   it('leaves an account too large to keep to storage', async () => {
     const records = Array.from({ length: RESOURCES_PER_VIEW + 1 }, (_, index) => record(resource(`res_${index}`), index + 1));
     const storage = fakeStorage(records, RESOURCES_PER_VIEW + 1);

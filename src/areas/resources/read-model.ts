@@ -120,8 +120,8 @@ class AccountResources implements ResourceView {
 
 interface Loading {
   promise: Promise<ResourceView | undefined>;
-  /** Set when an event of the account commits while it loads: what it read may be behind. */
-  stale: boolean;
+  /** The newest event of the account committed while it loads: past what it read, it is behind. */
+  newestAnnounced: number;
 }
 
 export class InMemoryResourceReadModel implements ResourceReadModel {
@@ -145,7 +145,7 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     if (this.tooLarge.has(accountId)) return undefined;
     let loading = this.loading.get(accountId);
     if (!loading) {
-      const started: Loading = { promise: Promise.resolve(undefined), stale: false };
+      const started: Loading = { promise: Promise.resolve(undefined), newestAnnounced: 0 };
       started.promise = this.loadView(accountId, started);
       this.loading.set(accountId, started);
       loading = started;
@@ -163,7 +163,7 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
       const view = new AccountResources(newestEventId, records);
       if (records.length > RESOURCES_PER_VIEW || view.weight > this.views.budget / 4) {
         this.tooLarge.add(accountId);
-      } else if (!loading.stale) {
+      } else if (loading.newestAnnounced <= newestEventId) {
         this.views.set(accountId, view, view.weight);
       }
       // A consistent snapshot taken after the requests waiting for it arrived: right for them
@@ -178,15 +178,15 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
   private forgetIfWrittenElsewhere(): void {
     if (!this.externalWrites?.happened()) return;
     this.views.clear();
-    for (const loading of this.loading.values()) loading.stale = true;
+    for (const loading of this.loading.values()) loading.newestAnnounced = Infinity;
     this.loading.clear();
   }
 
   committed(accountId: string, events: readonly Event[]): void {
     const loading = this.loading.get(accountId);
     if (loading) {
+      loading.newestAnnounced = Math.max(loading.newestAnnounced, events.at(-1)?.id ?? 0);
       // Requests from now on must see these events: they start a new read instead of joining this one.
-      loading.stale = true;
       this.loading.delete(accountId);
     }
     const view = this.views.peek(accountId);
