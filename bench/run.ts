@@ -18,7 +18,6 @@ import { inParallel, JsonClient } from './http-client.js';
 import { parseOptions, USAGE, type HttpRowKey, type Options, type StreamSpec } from './options.js';
 import { CONFIG_VARIABLES } from '../src/config.js';
 import { postgresForBench } from './postgres.js';
-import { FLOOR_ROWS, measureStorageFloors, type FloorRowKey, type StorageFloor } from './storage-floor.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { isMessage, type CollectedReport, type Listening, type OpenedReport, type WebhookCollectedReport } from './protocol.js';
 
@@ -53,11 +52,6 @@ export interface Row {
   met: boolean | null;
   /** HTTP rows: the same request against a server on PostgreSQL (the PostgreSQL column). */
   postgres?: PostgresMeasurement;
-  /**
-   * The HTTP read rows: their SQLite statements run directly (bench/storage-floor.ts), and the
-   * highest ratio to the baseline that leaves: baseline CPU per request ÷ those µs.
-   */
-  storageFloor?: StorageFloor & { ceiling: number | null };
   detail: Record<string, unknown>;
 }
 
@@ -520,27 +514,23 @@ function formatPostgres(row: Row): string {
   return `${formatNumber(pg.requestsPerSecond)} req/s, p99 ${formatLatency(pg.p99Ms)} ms, ${Math.round(pg.ratio * 100)}%${errors}`;
 }
 
-/** The storage floor column: the row's SQLite reads alone, and the highest ratio they leave. */
-function formatStorageFloor(row: Row): string {
-  const floor = row.storageFloor;
-  if (!floor) return '—';
-  const us = `${formatNumber(floor.usPerRequest, 1)} µs`;
-  if (floor.ceiling === null) return us;
-  // Reads that leave more than the baseline itself are not what limits the row.
-  return floor.ceiling >= 1 ? `${us}, not the limit` : `${us} → at most ${Math.round(floor.ceiling * 100)}%`;
+/** The server CPU column (HTTP rows): microseconds of the server process's CPU per response. */
+function formatServerCpu(row: Row): string {
+  const cpu = row.kind === 'http' ? (row.detail.serverCpuUsPerRequest as number | null | undefined) : undefined;
+  return typeof cpu === 'number' ? formatNumber(cpu, 1) : '—';
 }
 
 export function markdownTable(rows: Row[]): string {
   const withPostgres = rows.some((row) => row.postgres);
-  const withFloor = rows.some((row) => row.storageFloor);
+  const withCpu = rows.some((row) => row.kind === 'http');
   const lines = [
-    `| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |${withFloor ? ' SQLite reads alone |' : ''}${withPostgres ? ' PostgreSQL |' : ''}`,
-    `|---|---:|---:|---:|---:|---:|---|---|${withFloor ? '---:|' : ''}${withPostgres ? '---:|' : ''}`,
+    `| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed |${withCpu ? ' server CPU µs/req |' : ''}${withPostgres ? ' PostgreSQL |' : ''}`,
+    `|---|---:|---:|---:|---:|---:|---|---|${withCpu ? '---:|' : ''}${withPostgres ? '---:|' : ''}`,
   ];
   for (const row of rows) {
     const label = row.kind === 'memory' ? `${row.label}: **${formatNumber(row.rssMb, 1)} MB**` : row.label;
     lines.push(
-      `| ${label} | ${formatNumber(row.requestsPerSecond)} | ${formatLatency(row.p50Ms)} | ${formatLatency(row.p99Ms)} | ${row.errors} | ${formatRatio(row)} | ${row.target ?? '—'} | ${row.met === null ? '—' : row.met ? 'met' : '**missed**'} |${withFloor ? ` ${formatStorageFloor(row)} |` : ''}${withPostgres ? ` ${formatPostgres(row)} |` : ''}`,
+      `| ${label} | ${formatNumber(row.requestsPerSecond)} | ${formatLatency(row.p50Ms)} | ${formatLatency(row.p99Ms)} | ${row.errors} | ${formatRatio(row)} | ${row.target ?? '—'} | ${row.met === null ? '—' : row.met ? 'met' : '**missed**'} |${withCpu ? ` ${formatServerCpu(row)} |` : ''}${withPostgres ? ` ${formatPostgres(row)} |` : ''}`,
     );
   }
   return lines.join('\n');
@@ -718,17 +708,6 @@ async function main(): Promise<void> {
       const before = await measureHttp(baselineSpec, options, baseline.child.pid);
       const measuredRows: Array<{ spec: HttpSpec; measured: HttpMeasurement }> = [];
       for (const key of options.rows) measuredRows.push({ spec: httpSpecs[key], measured: await measureHttp(httpSpecs[key], options, server.child.pid) });
-      // Only when a read row runs: the floors take a few seconds of this process's CPU.
-      const floors: Partial<Record<FloorRowKey, StorageFloor>> = options.rows.some((key) => FLOOR_ROWS.includes(key as FloorRowKey))
-        ? measureStorageFloors(
-            join(workDir, 'devdata.db'),
-            { resourceId: seeded.resourceIds[0] as string, eventsAfter: eventsAfterOf(seeded), listLimit: 50, pageLimit: 100 },
-            options.smoke ? 50 : 300,
-          )
-        : {};
-      if (Object.keys(floors).length > 0) {
-        log(`SQLite reads alone, µs per request: ${Object.entries(floors).map(([key, floor]) => `${key} ${floor.usPerRequest}`).join(', ')}`);
-      }
       const onPostgres = await measureOnPostgres(options, workDir, profileDir);
       postgresDescription = onPostgres?.description ?? null;
       const after = await measureHttp({ ...baselineSpec, label: 'baseline again' }, options, baseline.child.pid);
@@ -751,7 +730,6 @@ async function main(): Promise<void> {
         const ratio = round(measured.requestsPerSecond / best.requestsPerSecond, 3);
         const cpu = measured.detail.serverCpuUsPerRequest as number | null;
         const pg = onPostgres?.measured.get(spec.key as HttpRowKey);
-        const floor = floors[spec.key as FloorRowKey];
         rows.push({
           key: spec.key,
           label: spec.label,
@@ -764,7 +742,6 @@ async function main(): Promise<void> {
           ratioOf: 'baseline req/s',
           target: spec.target ? `≥ ${Math.round(spec.target.minRatio * 100)}% of baseline` : null,
           met: spec.target ? ratio >= spec.target.minRatio && measured.errors === 0 : null,
-          ...(floor && { storageFloor: { ...floor, ceiling: baselineCpu ? round(baselineCpu / floor.usPerRequest, 3) : null } }),
           ...(pg && {
             postgres: {
               requestsPerSecond: pg.requestsPerSecond,
