@@ -25,7 +25,7 @@ const record = (value: Resource, createdSeq: number): ResourceRecord => ({
   tags: value.tags,
   version: value.version,
   createdSeq,
-  json: JSON.stringify(value),
+  json: Buffer.from(JSON.stringify(value)),
 });
 
 const resourceEvent = (id: number, type: string, value: Resource): Event => ({ id, type, data: { resource: value }, createdAt: value.updatedAt });
@@ -66,10 +66,10 @@ describe('InMemoryResourceReadModel', () => {
       resourceEvent(6, 'resource.deleted', resource('res_b')),
     ]);
     const view = await viewOf(model);
-    expect(JSON.parse(view.get('res_a')!.json)).toEqual(updated);
+    expect(JSON.parse(view.get('res_a')!.json.toString())).toEqual(updated);
     expect(view.get('res_b')).toBeUndefined();
-    expect(view.list({ tags: [], limit: 10, offset: 0 }).data.map((json) => JSON.parse(json).id)).toEqual(['res_a', 'res_c']);
-    expect(view.list({ tags: ['b'], limit: 10, offset: 0 })).toEqual({ data: [JSON.stringify(updated)], total: 1 });
+    expect(view.list({ tags: [], limit: 10, offset: 0 }).data.map((json) => JSON.parse(json.toString()).id)).toEqual(['res_a', 'res_c']);
+    expect(view.list({ tags: ['b'], limit: 10, offset: 0 })).toEqual({ data: [Buffer.from(JSON.stringify(updated))], total: 1 });
     expect(view.list({ type: 'text', tags: [], limit: 10, offset: 0 })).toEqual({ data: [], total: 0 });
     expect(view.list({ tags: [], limit: 1, offset: 1 }).total).toBe(2);
     expect(storage.state.loads).toBe(1);

@@ -5,6 +5,7 @@
 // commit this process sees and stays gapless, so a read that starts inside the run is complete.
 // One process (SQLite) keeps them; several (PostgreSQL) cannot see each other's commits, so there
 // every read goes to storage.
+import { ownBytes } from '../../platform/json-body.js';
 import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
@@ -13,14 +14,15 @@ import type { Event } from './service.js';
 
 /** Events kept per account: a poller or a reconnecting stream this far behind reads storage. */
 export const RECENT_EVENTS_PER_ACCOUNT = 1000;
-/** The most event JSON held for all accounts together, in UTF-16 code units (about bytes). */
+/** The most event JSON held for all accounts together, in bytes. */
 export const RECENT_EVENTS_BUDGET = 32 * 1024 * 1024;
 /** Roughly what an entry costs besides its JSON. */
 const ENTRY_OVERHEAD = 64;
 
 export interface RecentEvent {
   id: number;
-  json: string;
+  /** Its API JSON, UTF-8. */
+  json: Buffer;
 }
 
 export interface RecentEvents {
@@ -108,7 +110,7 @@ export class InMemoryRecentEvents implements RecentEvents {
         run = new Run(this.capacity);
         this.runs.set(accountId, run, 0);
       }
-      this.runs.resize(accountId, run.push({ id: event.id, type: event.type, json: eventJson(event) }));
+      this.runs.resize(accountId, run.push({ id: event.id, type: event.type, json: ownBytes(eventJson(event)) }));
     }
     // Touched last: the account that wrote most recently is the last to be forgotten.
     this.runs.get(accountId);

@@ -3,6 +3,7 @@ import type { Database, Executor } from '../../storage/schema.js';
 import { nextSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
+import { spliceJson } from '../../platform/json-body.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
@@ -120,7 +121,7 @@ export class EventsService {
   }
 
   /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON, the events' stored data spliced in. */
-  async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<string> {
+  async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<Buffer> {
     // One more than the page, to know whether there are more.
     let rows: RecentEvent[];
     let newest: number;
@@ -138,7 +139,11 @@ export class EventsService {
     const last = data.at(-1);
     const cursor = last ? last.id : Math.max(newest, query.after);
     const oldestCursor = this.oldestCursor(Math.max(newest, last?.id ?? 0));
-    return `{"data":[${data.map((row) => row.json).join(',')}],"cursor":${cursor},"hasMore":${rows.length > query.limit},"oldestCursor":${oldestCursor}}`;
+    return spliceJson(
+      '{"data":[',
+      data.map((row) => row.json),
+      `],"cursor":${cursor},"hasMore":${rows.length > query.limit},"oldestCursor":${oldestCursor}}`,
+    );
   }
 
   /** Events after `after` (up to `upTo`), for streams catching up. */

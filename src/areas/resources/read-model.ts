@@ -6,12 +6,13 @@
 // as a gap, and the account is then forgotten and read again when next asked for.
 // One process (SQLite) keeps them; several (PostgreSQL) cannot see each other's commits, so there
 // every read goes to storage.
+import { ownBytes } from '../../platform/json-body.js';
 import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import type { Event } from '../events/service.js';
 import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 
-/** The most resource JSON held for all accounts together, in UTF-16 code units (about bytes). */
+/** The most resource JSON held for all accounts together, in bytes. */
 export const RESOURCE_VIEWS_BUDGET = 64 * 1024 * 1024;
 /** An account with more resources than this is read from storage on every request. */
 export const RESOURCES_PER_VIEW = 20_000;
@@ -24,7 +25,7 @@ export interface ResourceView {
   readonly lastEventId: number;
   get(id: string): ResourceRecord | undefined;
   /** A page in creation order (`json` of each) and how many match in all. */
-  list(query: ResourceQuery): { data: string[]; total: number };
+  list(query: ResourceQuery): { data: Buffer[]; total: number };
 }
 
 export interface ResourceReadModel {
@@ -68,7 +69,7 @@ class AccountResources implements ResourceView {
     return this.byId.get(id);
   }
 
-  list({ type, tags, limit, offset }: ResourceQuery): { data: string[]; total: number } {
+  list({ type, tags, limit, offset }: ResourceQuery): { data: Buffer[]; total: number } {
     const matching =
       type === undefined && tags.length === 0
         ? this.ordered
@@ -97,7 +98,7 @@ class AccountResources implements ResourceView {
       version: resource.version,
       // A resource's created event is where it stands in creation order.
       createdSeq: existing ? existing.createdSeq : event.id,
-      json: resourceJson(resource),
+      json: ownBytes(resourceJson(resource)),
     };
     this.byId.set(record.id, record);
     if (existing) this.ordered[this.indexOf(existing)] = record;

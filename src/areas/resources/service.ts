@@ -3,6 +3,7 @@ import type { Database } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
+import { spliceJson } from '../../platform/json-body.js';
 import type { EventsService, EventWriter } from '../events/service.js';
 import type { LoadResources, ResourceReadModel } from './read-model.js';
 import {
@@ -128,7 +129,7 @@ export class ResourcesService {
   }
 
   /** A Resource as JSON, the stored JSON columns spliced in, with its version (the ETag). */
-  async getJson(accountId: string, id: string): Promise<{ version: number; json: string }> {
+  async getJson(accountId: string, id: string): Promise<{ version: number; json: Buffer }> {
     let view = this.views.view(accountId);
     // Kept views answer without a promise: this is the hottest read of the API.
     if (view instanceof Promise) view = await view;
@@ -138,11 +139,11 @@ export class ResourcesService {
   }
 
   /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON, the stored JSON columns spliced in. */
-  async listJson(accountId: string, query: ResourceQuery): Promise<string> {
+  async listJson(accountId: string, query: ResourceQuery): Promise<Buffer> {
     const view = await this.views.view(accountId);
     const { data, total } = view ? view.list(query) : await listResourcesJson(this.db, accountId, query);
     const hasMore = query.offset + data.length < total;
-    return `{"data":[${data.join(',')}],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}`;
+    return spliceJson('{"data":[', data, `],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}`);
   }
 
   async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {
@@ -199,7 +200,7 @@ export class ResourcesService {
     const view = this.views.held(writer.accountId);
     if (view?.lastEventId !== writer.lastEventId) return findResource(writer.trx, writer.accountId, id);
     const record = view.get(id);
-    return record && (JSON.parse(record.json) as Resource);
+    return record && (JSON.parse(record.json.toString()) as Resource);
   }
 
   /** Every resource and the event cursor they correspond to, read in one transaction. */

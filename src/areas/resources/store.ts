@@ -1,5 +1,6 @@
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
+import { ownBytes } from '../../platform/json-body.js';
 
 export type ResourceType = 'sensor' | 'binary_sensor' | 'switch' | 'text';
 export type ResourceState = number | string | boolean;
@@ -83,10 +84,10 @@ export async function findResource(db: Executor, accountId: string, id: string):
   return row && toResource(row);
 }
 
-/** The resource as JSON (resourceJson) with its version, for the ETag. */
-export async function findResourceJson(db: Executor, accountId: string, id: string): Promise<{ version: number; json: string } | undefined> {
+/** The resource as JSON (resourceJson, UTF-8) with its version, for the ETag. */
+export async function findResourceJson(db: Executor, accountId: string, id: string): Promise<{ version: number; json: Buffer } | undefined> {
   const row = await resourceById.first(db, { accountId, id });
-  return row && { version: Number(row.version), json: resourceJson(row) };
+  return row && { version: Number(row.version), json: Buffer.from(resourceJson(row)) };
 }
 
 type StoredValues = { name: string; state: string; attributes: string; tags: string; version: number; updatedAt: string };
@@ -166,13 +167,13 @@ function listQueriesFor(byType: boolean, tagCount: number): ListQueries {
   return queries;
 }
 
-/** A page of resources in creation order, each as JSON (resourceJson), and how many match in all. */
-export async function listResourcesJson(db: Executor, accountId: string, query: ResourceQuery): Promise<{ data: string[]; total: number }> {
+/** A page of resources in creation order, each as JSON (resourceJson, UTF-8), and how many match in all. */
+export async function listResourcesJson(db: Executor, accountId: string, query: ResourceQuery): Promise<{ data: Buffer[]; total: number }> {
   const { page, count } = listQueriesFor(query.type !== undefined, query.tags.length);
   const params = { accountId, type: query.type ?? '', limit: query.limit, offset: query.offset } as ListParams;
   query.tags.forEach((tag, index) => (params[`tag${index}`] = tag));
   const [rows, counted] = await Promise.all([page.rows(db, params), count.first(db, params)]);
-  return { data: rows.map(resourceJson), total: Number(counted?.total ?? 0) };
+  return { data: rows.map((row) => Buffer.from(resourceJson(row))), total: Number(counted?.total ?? 0) };
 }
 
 /** A resource as the in-memory read model keeps it: what lists filter and order on, and its API JSON. */
@@ -183,7 +184,8 @@ export interface ResourceRecord {
   version: number;
   /** The id of its resource.created event: creation order. */
   createdSeq: number;
-  json: string;
+  /** Its API JSON, UTF-8. */
+  json: Buffer;
 }
 
 /** The account's first `limit` resources in creation order, as records. */
@@ -201,7 +203,7 @@ export async function resourceRecords(db: Executor, accountId: string, limit: nu
     tags: JSON.parse(row.tags) as string[],
     version: Number(row.version),
     createdSeq: Number(row.created_seq),
-    json: resourceJson(row),
+    json: ownBytes(resourceJson(row)),
   }));
 }
 
