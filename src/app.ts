@@ -1,9 +1,11 @@
 // buildApp(config): the whole HTTP service as a Fastify instance, apart from listening, so the
 // server, the CLI and the tests (inject() and real sockets alike) share it.
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
 import type { Config } from './config.js';
 import { openContext, type AppContext, type ContextOptions } from './context.js';
 import { installAccess } from './platform/access.js';
+import { BatchedLogDestination } from './platform/log-destination.js';
 import { installHttpContract, sendError } from './platform/http-contract.js';
 import { installOpenApi } from './platform/openapi.js';
 import { requestIdFor } from './platform/request-id.js';
@@ -44,12 +46,16 @@ export interface BuildOptions extends ContextOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
-function loggerOptions(config: Config): FastifyServerOptions['logger'] {
-  return {
-    level: config.logLevel,
-    // Secrets travel in these headers; nothing that logs a request may print them.
-    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
-  };
+/** The service's own logger: JSON lines on standard output, batched per turn of the event loop. */
+function serviceLogger(config: Config, destination: BatchedLogDestination): FastifyBaseLogger {
+  return pino(
+    {
+      level: config.logLevel,
+      // Secrets travel in these headers; nothing that logs a request may print them.
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+    },
+    destination,
+  );
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -57,8 +63,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const ownsContext = options.context === undefined;
   const { services } = context;
 
+  const destination = options.logger === undefined ? new BatchedLogDestination() : undefined;
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(config),
+    ...(destination ? { loggerInstance: serviceLogger(config, destination) } : { logger: options.logger }),
     genReqId: requestIdFor,
     requestIdHeader: false,
     // One log line per request, written by the onResponse hook below.
@@ -207,6 +214,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await retention.stop({ finalRun: false });
     await flush.stop({ finalRun: true });
     if (ownsContext) await context.close();
+    destination?.close();
   });
 
   return app;
