@@ -120,7 +120,7 @@ export class EventsService {
     return newest;
   }
 
-  /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON, the events' stored data spliced in. */
+  /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON (UTF-8), from the recent events in memory or storage. */
   async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<Buffer> {
     // One more than the page, to know whether there are more.
     let rows: RecentEvent[];

@@ -128,7 +128,7 @@ export class ResourcesService {
     return resource;
   }
 
-  /** A Resource as JSON, the stored JSON columns spliced in, with its version (the ETag). */
+  /** A Resource as JSON (UTF-8), from the read model or storage, with its version (the ETag). */
   async getJson(accountId: string, id: string): Promise<{ version: number; json: Buffer }> {
     let view = this.views.view(accountId);
     // Kept views answer without a promise: this is the hottest read of the API.
@@ -138,7 +138,7 @@ export class ResourcesService {
     return resource;
   }
 
-  /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON, the stored JSON columns spliced in. */
+  /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON (UTF-8), each resource's JSON spliced in. */
   async listJson(accountId: string, query: ResourceQuery): Promise<Buffer> {
     const view = await this.views.view(accountId);
     const { data, total } = view ? view.list(query) : await listResourcesJson(this.db, accountId, query);
