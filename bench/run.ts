@@ -536,13 +536,11 @@ export function markdownTable(rows: Row[]): string {
   return lines.join('\n');
 }
 
-/** The event page row's cursor: 500 events before the newest, so a full page from the middle of the log. */
-const eventsAfterOf = (seeded: Seeded) => Math.max(0, seeded.newestEventId - 500);
-
 /** The service's HTTP rows against one running server. */
 function httpSpecsFor(origin: string, auth: Record<string, string>, seeded: Seeded): Record<HttpRowKey, HttpSpec> {
   const ids = seeded.resourceIds;
-  const eventsAfter = eventsAfterOf(seeded);
+  // 500 events before the newest: a full page from the middle of the log.
+  const eventsAfter = Math.max(0, seeded.newestEventId - 500);
   return {
     get: {
       key: 'get',

@@ -8,15 +8,6 @@ export class SizedLru<K, V> {
 
   constructor(readonly budget: number) {}
 
-  get size(): number {
-    return this.entries.size;
-  }
-
-  /** The total weight held. */
-  get weight(): number {
-    return this.total;
-  }
-
   /** The value, now the most recently used. */
   get(key: K): V | undefined {
     const entry = this.entries.get(key);

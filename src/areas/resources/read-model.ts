@@ -52,17 +52,13 @@ class AccountResources implements ResourceView {
   private readonly byId = new Map<string, ResourceRecord>();
   /** Ascending `createdSeq`. */
   private readonly ordered: ResourceRecord[];
-  weight = 0;
 
   constructor(
     public lastEventId: number,
     records: ResourceRecord[],
   ) {
     this.ordered = records;
-    for (const record of records) {
-      this.byId.set(record.id, record);
-      this.weight += weightOf(record);
-    }
+    for (const record of records) this.byId.set(record.id, record);
   }
 
   get(id: string): ResourceRecord | undefined {
@@ -162,10 +158,11 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     try {
       const { records, newestEventId } = await this.load(accountId, RESOURCES_PER_VIEW + 1);
       const view = new AccountResources(newestEventId, records);
-      if (records.length > RESOURCES_PER_VIEW || view.weight > this.views.budget / 4) {
+      const weight = records.reduce((sum, record) => sum + weightOf(record), 0);
+      if (records.length > RESOURCES_PER_VIEW || weight > this.views.budget / 4) {
         this.tooLarge.add(accountId);
       } else if (loading.newestAnnounced <= newestEventId) {
-        this.views.set(accountId, view, view.weight);
+        this.views.set(accountId, view, weight);
       }
       // A consistent snapshot taken after the requests waiting for it arrived: right for them
       // even when a later commit keeps it from being kept.
