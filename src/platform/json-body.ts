@@ -9,15 +9,20 @@ export function ownBytes(text: string): Buffer {
   return bytes;
 }
 
-const COMMA = Buffer.from(',');
+const COMMA = 0x2c;
 
-/** `head`, then the items separated by commas, then `tail`: one JSON body. */
+/** `head`, then the items separated by commas, then `tail`: one JSON body, copied once into its place. */
 export function spliceJson(head: string, items: readonly Buffer[], tail: string): Buffer {
-  const parts: Buffer[] = [Buffer.from(head)];
-  items.forEach((item, index) => {
-    if (index > 0) parts.push(COMMA);
-    parts.push(item);
-  });
-  parts.push(Buffer.from(tail));
-  return Buffer.concat(parts);
+  let length = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(0, items.length - 1);
+  for (const item of items) length += item.length;
+  const body = Buffer.allocUnsafe(length);
+  let offset = body.write(head);
+  for (let index = 0; index < items.length; index++) {
+    if (index > 0) body[offset++] = COMMA;
+    const item = items[index] as Buffer;
+    body.set(item, offset);
+    offset += item.length;
+  }
+  body.write(tail, offset);
+  return body;
 }
