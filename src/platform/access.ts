@@ -2,13 +2,13 @@
 // route's access rule, all before the body is read (so an anonymous caller learns nothing from
 // validation errors). Routes declare `config.auth`; a route that declares nothing needs a credential.
 // CORS preflights (OPTIONS) are answered after the rate limit and before the access rule: they need no credential.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { hasScopes, type Credential, type CredentialResolver } from './credential.js';
 import { ApiError, insufficientScope, unauthorized } from './errors.js';
 import { addCorsHeaders, answerPreflight, installCorsRoutes } from './cors.js';
 import { addContractHeaders } from './http-contract.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
 import type { Scope } from './scopes.js';
 
 /** `public`: no credential; `unmetered`: public and never counted (liveness); else the scopes needed. */
@@ -53,34 +53,43 @@ export function credentialOf(request: FastifyRequest): Credential {
 /**
  * The one request hook every route shares, in this order: the contract headers, CORS, the caller's
  * identity and rate limit, the answer to a CORS preflight (which needs no credential but carries
- * the RateLimit headers), then the route's access rule. One hook rather than one per concern: each
- * hook costs a promise and a turn of the event loop on every request.
+ * the RateLimit headers), then the route's access rule. One hook rather than one per concern, and
+ * a callback hook that stays synchronous when the credential and the rate-limit count are in
+ * memory: an async hook costs promises and microtask turns on every request.
  */
 export function installAccess(app: FastifyInstance, options: { config: Config; resolvers: CredentialResolver[]; limiter: RateLimiter }): void {
   const { config, resolvers, limiter } = options;
 
-  function resolve(secret: string): Promise<Credential | undefined> | undefined {
+  function resolve(secret: string): Credential | undefined | Promise<Credential | undefined> {
     for (const resolver of resolvers) if (secret.startsWith(resolver.prefix)) return resolver.resolve(secret);
     return undefined;
   }
 
-  app.decorateRequest('credential', undefined);
-  installCorsRoutes(app);
-  app.addHook('onRequest', async (request, reply) => {
+  /** Whether the hook answered the request itself (a CORS preflight); throws an ApiError to refuse it. */
+  function admit(request: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> {
     addContractHeaders(request, reply);
     addCorsHeaders(request, reply);
-
     const presented = presentedSecret(request);
-    const credential = presented.secret ? await resolve(presented.secret) : undefined;
-    request.credential = credential;
+    const credential = presented.secret ? resolve(presented.secret) : undefined;
+    return credential instanceof Promise
+      ? credential.then((resolved) => limitAndAuthorize(request, reply, presented, resolved))
+      : limitAndAuthorize(request, reply, presented, credential);
+  }
 
+  function limitAndAuthorize(request: FastifyRequest, reply: FastifyReply, presented: Presented, credential: Credential | undefined): boolean | Promise<boolean> {
+    request.credential = credential;
     // CORS preflights and liveness probes see their allowance but never spend it, nor are refused.
     const access = routeAccess(request);
     const counted = access !== 'unmetered' && request.method !== 'OPTIONS';
-    let decision = credential
+    const decision = credential
       ? limiter.check(credential.rateLimitKey, config.rateLimitPerMinute, counted)
       : limiter.check(`ip:${request.ip}`, config.rateLimitAnonPerMinute, counted);
-    if (decision instanceof Promise) decision = await decision;
+    return decision instanceof Promise
+      ? decision.then((decided) => authorize(request, reply, presented, access, counted, decided))
+      : authorize(request, reply, presented, access, counted, decision);
+  }
+
+  function authorize(request: FastifyRequest, reply: FastifyReply, presented: Presented, access: RouteAccess, counted: boolean, decision: RateLimitDecision): boolean {
     reply.header('ratelimit-limit', String(decision.limit));
     reply.header('ratelimit-remaining', String(decision.remaining));
     reply.header('ratelimit-reset', String(decision.resetSeconds));
@@ -90,11 +99,28 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
       });
     }
 
-    if (answerPreflight(request, reply)) return;
-    if (access === 'public' || access === 'unmetered') return;
+    if (answerPreflight(request, reply)) return true;
+    if (access === 'public' || access === 'unmetered') return false;
+    const credential = request.credential;
     if (!credential) {
       throw unauthorized(presented.sent ? 'The credential is invalid, expired or revoked' : 'A credential is required', presented.sent);
     }
     if (!hasScopes(credential, access.scopes)) throw insufficientScope(access.scopes);
+    return false;
+  }
+
+  app.decorateRequest('credential', undefined);
+  installCorsRoutes(app);
+  // A callback hook that answered the request does not call done: the route must not run as well.
+  app.addHook('onRequest', (request, reply, done) => {
+    let answered: boolean | Promise<boolean>;
+    try {
+      answered = admit(request, reply);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (answered instanceof Promise) answered.then((sent) => sent || done(), done);
+    else if (!answered) done();
   });
 }

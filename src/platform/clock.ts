@@ -16,6 +16,22 @@ export class ManualClock implements Clock {
   }
 }
 
+let memoMs = Number.NaN;
+let memoIso = '';
+
+/**
+ * `clock.now().toISOString()`, made once per millisecond: under load many requests share one, and
+ * authenticating each compares its credential's expiry with the time.
+ */
+export function nowIso(clock: Clock): string {
+  const ms = clock.now().getTime();
+  if (ms !== memoMs) {
+    memoMs = ms;
+    memoIso = new Date(ms).toISOString();
+  }
+  return memoIso;
+}
+
 export function addDays(date: Date, days: number): Date {
   return new Date(date.getTime() + days * 86_400_000);
 }

@@ -16,10 +16,13 @@ export interface Credential {
   rateLimitKey: string;
 }
 
-/** Turns a presented bearer secret into a credential; one per secret prefix (`ddk_`, `dda_`). */
+/**
+ * Turns a presented bearer secret into a credential; one per secret prefix (`ddk_`, `dda_`).
+ * A credential known in memory comes back synchronously: no promise on an authenticated request's path.
+ */
 export interface CredentialResolver {
   prefix: string;
-  resolve(secret: string): Promise<Credential | undefined>;
+  resolve(secret: string): Credential | undefined | Promise<Credential | undefined>;
 }
 
 export function hasScopes(credential: Credential, needed: readonly Scope[]): boolean {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
-import { addDays, type Clock } from '../../platform/clock.js';
+import { addDays, nowIso, type Clock } from '../../platform/clock.js';
 import type { Credential, CredentialResolver } from '../../platform/credential.js';
 import type { CredentialCache } from '../../platform/credential-cache.js';
 import { ApiError, insufficientScope, notFound } from '../../platform/errors.js';
@@ -132,28 +132,36 @@ export class KeysService implements CredentialResolver {
   }
 
   /**
-   * CredentialResolver: a usable key by the hash of its secret, from the credential cache or
-   * storage. Revocation is immediate: revoking forgets the cached key (see CredentialCache).
+   * CredentialResolver: a usable key by the hash of its secret, from the credential cache
+   * (synchronously) or storage. Revocation is immediate: revoking forgets the cached key (see
+   * CredentialCache).
    */
-  async resolve(secret: string): Promise<Credential | undefined> {
-    const now = this.clock.now().toISOString();
+  resolve(secret: string): Credential | undefined | Promise<Credential | undefined> {
+    const now = nowIso(this.clock);
     const keyHash = sha256Hex(secret);
-    let credential = this.cache.get(keyHash);
-    if (credential === undefined || credential.expiresAt <= now) {
-      const generation = this.cache.generation;
-      const row = await findUsableKeyByHash(this.db, keyHash, now);
-      if (!row) return undefined;
-      credential = {
-        kind: 'api_key',
-        id: row.id,
-        accountId: row.accountId,
-        accountName: row.accountName,
-        scopes: row.scopes.filter(isScope),
-        expiresAt: row.expiresAt,
-        rateLimitKey: `key:${row.id}`,
-      };
-      this.cache.remember(keyHash, credential, generation);
-    }
+    const cached = this.cache.get(keyHash);
+    if (cached !== undefined && cached.expiresAt > now) return this.used(cached, now);
+    return this.resolveStored(keyHash, now);
+  }
+
+  private async resolveStored(keyHash: string, now: string): Promise<Credential | undefined> {
+    const generation = this.cache.generation;
+    const row = await findUsableKeyByHash(this.db, keyHash, now);
+    if (!row) return undefined;
+    const credential: Credential = {
+      kind: 'api_key',
+      id: row.id,
+      accountId: row.accountId,
+      accountName: row.accountName,
+      scopes: row.scopes.filter(isScope),
+      expiresAt: row.expiresAt,
+      rateLimitKey: `key:${row.id}`,
+    };
+    this.cache.remember(keyHash, credential, generation);
+    return this.used(credential, now);
+  }
+
+  private used(credential: Credential, now: string): Credential {
     this.lastUsed.set(credential.id, now);
     return credential;
   }

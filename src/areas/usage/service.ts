@@ -19,12 +19,18 @@ function addInto(target: UsageCounts, counts: Partial<UsageCounts>): void {
   target.webhookDeliveries += counts.webhookDeliveries ?? 0;
 }
 
+const DAY_MS = 86_400_000;
+
 /**
  * Per-account daily counters. Requests are counted in memory and written in one batch every few
  * seconds (and on shutdown), so counting adds no storage write to a request.
  */
 export class UsageService {
+  /** Counts not yet written, by `accountId|day`. */
   private pending = new Map<string, UsageCounts>();
+  /** The UTC day counting last happened in: its number since the epoch and its `YYYY-MM-DD`. */
+  private dayNumber = -1;
+  private day = '';
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -32,7 +38,13 @@ export class UsageService {
   ) {}
 
   count(accountId: string, counts: Partial<UsageCounts>): void {
-    addInto(this.pendingEntry(`${accountId}|${this.clock.now().toISOString().slice(0, 10)}`), counts);
+    // Every request is counted: the day's name is made once a day, not once a request.
+    const dayNumber = Math.floor(this.clock.now().getTime() / DAY_MS);
+    if (dayNumber !== this.dayNumber) {
+      this.dayNumber = dayNumber;
+      this.day = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+    }
+    addInto(this.pendingEntry(`${accountId}|${this.day}`), counts);
   }
 
   private pendingEntry(key: string): UsageCounts {
