@@ -1,10 +1,17 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._~:@+=/-]{1,128}$/;
 
+// A random prefix per process and a counter: unique across restarts and processes without asking
+// for random bytes on every request (a UUID per request was ~2% of a GET's CPU, npm run bench --profile).
+const PROCESS_PREFIX = `req_${randomBytes(10).toString('hex')}`;
+let counter = 0;
+
 /** Keeps a caller's `X-Request-Id` of 1-128 safe characters, so logs on both sides line up; else a new one. */
 export function requestIdFor(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
-  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replaceAll('-', '')}`;
+  if (typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming)) return incoming;
+  counter = (counter + 1) % 0x1000000000000;
+  return PROCESS_PREFIX + counter.toString(16).padStart(12, '0');
 }

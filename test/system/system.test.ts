@@ -47,7 +47,9 @@ describe('public system endpoints', () => {
     const second = await app().request({ url: '/health' });
     expect(first.status).toBe(200);
     expect(first.json).toEqual({ status: 'ok' });
-    expect(first.headers['x-request-id']).toMatch(/^req_/);
+    expect(first.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(second.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(second.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
     expect(first.headers['ratelimit-limit']).toBeDefined();
     expect(second.headers['ratelimit-remaining']).toBe(first.headers['ratelimit-remaining']);
   });

@@ -140,7 +140,8 @@ export class ResourcesService {
 
   /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON (UTF-8), each resource's JSON spliced in. */
   async listJson(accountId: string, query: ResourceQuery): Promise<Buffer> {
-    const view = await this.views.view(accountId);
+    let view = this.views.view(accountId);
+    if (view instanceof Promise) view = await view;
     const { data, total } = view ? view.list(query) : await listResourcesJson(this.db, accountId, query);
     const hasMore = query.offset + data.length < total;
     return spliceJson('{"data":[', data, `],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}`);
