@@ -5,6 +5,7 @@
 // and each run substitutes the values into the compiled parameters.
 import type { CompiledQuery, Compilable, DialectAdapter, QueryResult } from 'kysely';
 import type { Executor } from './schema.js';
+import { transactionStatementRunner } from './sqlite-dialect.js';
 
 class Placeholder {
   constructor(readonly name: string) {}
@@ -16,6 +17,8 @@ type Slot = { name: string } | { constant: unknown };
 interface Compiled {
   query: CompiledQuery;
   slots: Slot[];
+  /** SQLite: how a transaction's statement runs without Kysely's executor. */
+  inTransaction: ReturnType<typeof transactionStatementRunner>;
 }
 
 export class PreparedQuery<P extends object, R> {
@@ -31,16 +34,17 @@ export class PreparedQuery<P extends object, R> {
       const placeholders = new Proxy({} as P, { get: (_target, name) => new Placeholder(String(name)) });
       const query = this.build(exec, placeholders).compile();
       const slots = query.parameters.map((value): Slot => (value instanceof Placeholder ? { name: value.name } : { constant: value }));
-      compiled = { query, slots };
+      compiled = { query, slots, inTransaction: transactionStatementRunner(adapter) };
       this.compiled.set(adapter, compiled);
     }
     return compiled;
   }
 
   async execute(exec: Executor, params: P): Promise<QueryResult<R>> {
-    const { query, slots } = this.compile(exec);
+    const { query, slots, inTransaction } = this.compile(exec);
     const values = params as Record<string, unknown>;
     const parameters = slots.map((slot) => ('name' in slot ? values[slot.name] : slot.constant));
+    if (inTransaction && exec.isTransaction) return inTransaction({ ...query, parameters }) as Promise<QueryResult<R>>;
     return exec.executeQuery<R>({ ...query, parameters });
   }
 
