@@ -1,9 +1,12 @@
 // A small keep-alive JSON client over node:http, for seeding and for the stream scenarios' writer.
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 
 export interface JsonResponse {
   status: number;
   body: unknown;
+  /** The body as received, and the response headers (for the floor rows, which copy them). */
+  text: string;
+  headers: IncomingHttpHeaders;
 }
 
 export class JsonClient {
@@ -46,7 +49,7 @@ export class JsonClient {
             } catch {
               // not JSON: keep the text
             }
-            resolve({ status: response.statusCode ?? 0, body: parsed });
+            resolve({ status: response.statusCode ?? 0, body: parsed, text, headers: response.headers });
           });
           response.on('error', reject);
         },
@@ -57,13 +60,18 @@ export class JsonClient {
     });
   }
 
-  /** Like send, but throws unless the status is the expected one. */
+  /** Like send, but throws unless the status is the expected one; the parsed body. */
   async expect(status: number, method: string, path: string, body?: unknown): Promise<unknown> {
+    return (await this.expectResponse(status, method, path, body)).body;
+  }
+
+  /** Like send, but throws unless the status is the expected one. */
+  async expectResponse(status: number, method: string, path: string, body?: unknown): Promise<JsonResponse> {
     const response = await this.send(method, path, body);
     if (response.status !== status) {
       throw new Error(`${method} ${path}: expected HTTP ${status}, got ${response.status}: ${JSON.stringify(response.body).slice(0, 500)}`);
     }
-    return response.body;
+    return response;
   }
 
   close(): void {

@@ -7,6 +7,7 @@
 // Processes: this one is the load generator (autocannon) and the stream scenarios' event writer;
 // the devdata server, each baseline server and the SSE receivers are child processes.
 import { execFile, type ChildProcess } from 'node:child_process';
+import type { IncomingHttpHeaders } from 'node:http';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -177,7 +178,24 @@ interface Seeded {
   resourceIds: string[];
   /** GET /resources/{id} of the first resource: the body size the baseline returns. */
   resource: Record<string, unknown>;
+  /** The headers the service sent with it, which the contract floor sends too. */
+  resourceHeaders: Record<string, string>;
   newestEventId: number;
+  /** The event page row's response, which the page floor sends as fixed bytes. */
+  eventPage: string;
+}
+
+/** The event page row reads 500 events before the newest: a full page from the middle of the log. */
+function eventPagePath(newestEventId: number): string {
+  return `/api/v1/events?after=${Math.max(0, newestEventId - 500)}&limit=100`;
+}
+
+/** Headers of a response that describe the response itself, not the connection or the body's framing. */
+function contractHeadersOf(headers: IncomingHttpHeaders): Record<string, string> {
+  const perConnection = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'content-type', 'x-request-id']);
+  return Object.fromEntries(
+    Object.entries(headers).flatMap(([name, value]) => (perConnection.has(name) || typeof value !== 'string' ? [] : [[name, value]])),
+  );
 }
 
 function resourceBody(index: number): Record<string, unknown> {
@@ -205,8 +223,15 @@ async function seed(client: JsonClient, options: Options): Promise<Seeded> {
     cursor = page.cursor;
     if (!page.hasMore) break;
   }
-  const resource = (await client.expect(200, 'GET', `/api/v1/resources/${resourceIds[0]}`)) as Record<string, unknown>;
-  return { resourceIds, resource, newestEventId: cursor };
+  const resource = await client.expectResponse(200, 'GET', `/api/v1/resources/${resourceIds[0]}`);
+  const eventPage = await client.expectResponse(200, 'GET', eventPagePath(cursor));
+  return {
+    resourceIds,
+    resource: resource.body as Record<string, unknown>,
+    resourceHeaders: contractHeadersOf(resource.headers),
+    newestEventId: cursor,
+    eventPage: eventPage.text,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -539,8 +564,7 @@ export function markdownTable(rows: Row[]): string {
 /** The service's HTTP rows against one running server. */
 function httpSpecsFor(origin: string, auth: Record<string, string>, seeded: Seeded): Record<HttpRowKey, HttpSpec> {
   const ids = seeded.resourceIds;
-  // 500 events before the newest: a full page from the middle of the log.
-  const eventsAfter = Math.max(0, seeded.newestEventId - 500);
+  const eventPage = eventPagePath(seeded.newestEventId);
   return {
     get: {
       key: 'get',
@@ -560,8 +584,8 @@ function httpSpecsFor(origin: string, auth: Record<string, string>, seeded: Seed
     },
     events: {
       key: 'events',
-      label: `GET /api/v1/events?after=${eventsAfter}&limit=100`,
-      url: `${origin}/api/v1/events?after=${eventsAfter}&limit=100`,
+      label: `GET ${eventPage}`,
+      url: `${origin}${eventPage}`,
       method: 'GET',
       headers: auth,
       target: { minRatio: 0.3 },
@@ -638,7 +662,7 @@ async function measureOnPostgres(options: Options, workDir: string, profileDir: 
 
 function timeBudgetSeconds(options: Options): number {
   if (options.timeout > 0) return options.timeout;
-  const httpRows = options.rows.length === 0 ? 0 : options.rows.length + 2; // the baseline runs twice
+  const httpRows = options.rows.length === 0 ? 0 : options.rows.length + 4; // the baseline twice, and its two floors
   const streamCost = options.streamScenarios.reduce((sum, spec) => sum + 2 * (options.streamDuration + options.drainTimeout + 60 + spec.streams / 20), 0);
   const webhookCost = options.webhookRate > 0 ? 2 * options.webhookDuration + options.drainTimeout + 60 : 0;
   const postgresCost = options.postgres !== 'none' && options.rows.length > 0 ? 60 + options.rows.length * (options.duration + options.warmup + 20) : 0;
@@ -699,11 +723,37 @@ async function main(): Promise<void> {
     let baselineIdleRss: number | undefined;
     const httpSpecs = httpSpecsFor(server.origin, auth, seeded);
     if (options.rows.length > 0) {
-      const baseline = await forkListening('baseline-server.js', { ...process.env, BENCH_BODY: JSON.stringify(seeded.resource) });
+      const pageFile = join(workDir, 'event-page.json');
+      writeFileSync(pageFile, seeded.eventPage);
+      const baseline = await forkListening('baseline-server.js', {
+        ...process.env,
+        BENCH_BODY: JSON.stringify(seeded.resource),
+        BENCH_HEADERS: JSON.stringify(seeded.resourceHeaders),
+        BENCH_PAGE_FILE: pageFile,
+        BENCH_LOG_FILE: join(workDir, 'baseline-contract.log'),
+      });
       await sleep(300);
       baselineIdleRss = rssMb(baseline.child.pid);
       const baselineSpec: HttpSpec = { key: 'baseline', label: 'baseline: bare Fastify, fixed JSON', url: `${baseline.origin}/resource`, method: 'GET' };
       const before = await measureHttp(baselineSpec, options, baseline.child.pid);
+      // The floors: what the contract alone, and a body of the event page's size alone, leave of the baseline.
+      const floorSpecs: HttpSpec[] = [
+        {
+          key: 'floor-contract',
+          label: 'floor: the baseline + what the API contract makes every request do (its headers, the key hash, the log line)',
+          url: `${baseline.origin}/contract/resource`,
+          method: 'GET',
+          headers: auth,
+        },
+        {
+          key: 'floor-page',
+          label: `floor: the baseline with the event page's ${Buffer.byteLength(seeded.eventPage).toLocaleString('en-US')}-byte body`,
+          url: `${baseline.origin}/page`,
+          method: 'GET',
+        },
+      ];
+      const floors: Array<{ spec: HttpSpec; measured: HttpMeasurement }> = [];
+      for (const spec of floorSpecs) floors.push({ spec, measured: await measureHttp(spec, options, baseline.child.pid) });
       const measuredRows: Array<{ spec: HttpSpec; measured: HttpMeasurement }> = [];
       for (const key of options.rows) measuredRows.push({ spec: httpSpecs[key], measured: await measureHttp(httpSpecs[key], options, server.child.pid) });
       const onPostgres = await measureOnPostgres(options, workDir, profileDir);
@@ -724,6 +774,10 @@ async function main(): Promise<void> {
         target: null,
         met: null,
       });
+      for (const { spec, measured } of floors) {
+        const detail = spec.key === 'floor-contract' ? { ...measured.detail, headers: seeded.resourceHeaders } : measured.detail;
+        rows.push({ key: spec.key, label: spec.label, kind: 'http', ...measured, detail, rssMb: null, ratio: round(measured.requestsPerSecond / best.requestsPerSecond, 3), ratioOf: 'baseline req/s', target: null, met: null });
+      }
       for (const { spec, measured } of measuredRows) {
         const ratio = round(measured.requestsPerSecond / best.requestsPerSecond, 3);
         const cpu = measured.detail.serverCpuUsPerRequest as number | null;
