@@ -120,7 +120,11 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
       done(error as Error);
       return;
     }
-    if (answered instanceof Promise) answered.then((sent) => sent || done(), done);
+    if (answered instanceof Promise) {
+      answered.then((sent) => {
+        if (!sent) done();
+      }, done);
+    }
     else if (!answered) done();
   });
 }

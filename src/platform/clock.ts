@@ -32,6 +32,8 @@ export function nowIso(clock: Clock): string {
   return memoIso;
 }
 
+export const DAY_MS = 86_400_000;
+
 export function addDays(date: Date, days: number): Date {
-  return new Date(date.getTime() + days * 86_400_000);
+  return new Date(date.getTime() + days * DAY_MS);
 }

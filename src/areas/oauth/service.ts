@@ -4,7 +4,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
-import type { Clock } from '../../platform/clock.js';
+import { addDays, type Clock } from '../../platform/clock.js';
 import type { Credential, CredentialResolver } from '../../platform/credential.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
@@ -193,7 +193,7 @@ export class OAuthService implements CredentialResolver {
     const missing = request.scopes.filter((scope) => !key.scopes.includes(scope));
     if (missing.length > 0) return { problem: `That API key does not hold every requested permission (missing: ${missing.join(', ')}).` };
     const now = this.clock.now();
-    const thirtyDays = new Date(now.getTime() + CONNECTION_DAYS * 86_400_000).toISOString();
+    const thirtyDays = addDays(now, CONNECTION_DAYS).toISOString();
     const connection: ConnectionRow = {
       id: newId('con'),
       accountId: key.accountId,

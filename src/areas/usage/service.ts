@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
-import { addDays, type Clock } from '../../platform/clock.js';
+import { addDays, DAY_MS, type Clock } from '../../platform/clock.js';
 import { addUsage, listUsage, type UsageCounts, type UsageDay } from './store.js';
 
 export type { UsageCounts, UsageDay };
@@ -18,8 +18,6 @@ function addInto(target: UsageCounts, counts: Partial<UsageCounts>): void {
   target.eventsCreated += counts.eventsCreated ?? 0;
   target.webhookDeliveries += counts.webhookDeliveries ?? 0;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * Per-account daily counters. Requests are counted in memory and written in one batch every few
