@@ -1,61 +1,111 @@
 #!/usr/bin/env node
-// The devdata command (decisions §1): serve, migrate, accounts create, keys issue.
+// The devdata command: the server and the operator's tools. Every command has its own --help;
+// a usage error names what is valid and exits 2, a failure the operator can act on exits 1.
 import { parseArgs } from 'node:util';
-import { buildApp, listen } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { openContext } from './context.js';
-import { createAccountWithKey, issueKey } from './operator.js';
-import { isScope, type Scope } from './platform/scopes.js';
-import { openStorage } from './storage/database.js';
+import type { AppContext } from './context.js';
+import { packageVersion } from './paths.js';
+import { isDisplayName } from './platform/schemas.js';
+import { ALL_SCOPES, isScope, type Scope } from './platform/scopes.js';
 
-const USAGE = `Usage: devdata <command> [options]
+// The server, storage and services are loaded by the commands that use them, so --help,
+// --version and usage errors answer at once.
+const operator = () => import('./operator.js');
 
-Commands:
-  serve                         start the HTTP server (applies pending migrations first)
-  migrate                       apply pending database migrations and exit
-  accounts create --name NAME [--email EMAIL] [--json]
-                                create an account and its first API key (every scope, 365 days)
-  keys issue --account ID --name NAME [--scopes a,b] [--expires-in-days N] [--json]
-                                issue another API key for an account
+type Values = Record<string, string | boolean | undefined>;
 
-Options for every command:
-  --database-url URL            overrides DATABASE_URL (sqlite:<path>, sqlite::memory:, postgres://…)
-Options for serve:
-  --port N, --host ADDR         override PORT and HOST
+interface OptionSpec {
+  type: 'string' | 'boolean';
+  /** The placeholder shown in help: `--account ID`. */
+  value?: string;
+  help: string;
+}
 
-Configuration is read from the environment; see README.md.`;
+interface CommandInput {
+  values: Values;
+  positionals: string[];
+  /** The configuration from the environment and the command's flags, read on first use. */
+  config: () => Config;
+}
+
+interface Command {
+  name: string;
+  /** What follows the name in the usage line. */
+  args: string;
+  summary: string;
+  /** More about the command, shown by its --help. */
+  details?: string;
+  options: Record<string, OptionSpec>;
+  /** Names of the positional arguments it takes, all required. */
+  positionals?: string[];
+  run(input: CommandInput): Promise<void>;
+}
+
+const DATABASE_URL_OPTION: OptionSpec = {
+  type: 'string',
+  value: 'URL',
+  help: 'overrides DATABASE_URL (sqlite:<path>, sqlite::memory:, postgres://…)',
+};
+const HELP_OPTION: OptionSpec = { type: 'boolean', help: 'show this help' };
+const JSON_OPTION = (shape: string): OptionSpec => ({ type: 'boolean', help: `print one JSON object: ${shape}` });
 
 class UsageError extends Error {}
 
-function configFrom(values: { 'database-url'?: string; port?: string; host?: string }): Config {
-  const env = { ...process.env };
-  if (values['database-url'] !== undefined) env.DATABASE_URL = values['database-url'];
-  if (values.port !== undefined) env.PORT = values.port;
-  if (values.host !== undefined) env.HOST = values.host;
-  return loadConfig(env);
-}
+const SCOPE_LIST = ALL_SCOPES.join(', ');
 
 function parseScopes(raw: string | undefined): Scope[] | undefined {
   if (raw === undefined) return undefined;
   const scopes = raw.split(',').map((scope) => scope.trim()).filter(Boolean);
   const unknown = scopes.filter((scope) => !isScope(scope));
-  if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')}`);
-  return scopes as Scope[];
+  if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')}; valid scopes: ${SCOPE_LIST}`);
+  return [...new Set(scopes)] as Scope[];
 }
 
 function parseDays(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const days = Number(raw);
-  if (!Number.isInteger(days) || days < 1 || days > 365) throw new UsageError('--expires-in-days must be an integer from 1 to 365');
+  if (!/^\d+$/.test(raw.trim()) || days < 1 || days > 365) throw new UsageError(`--expires-in-days must be an integer from 1 to 365, got "${raw}"`);
   return days;
 }
 
-function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value.trim() === '') throw new UsageError(`${flag} is required`);
+function required(values: Values, flag: string, what: string): string {
+  const value = values[flag];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${flag} is required: ${what}`);
   return value;
 }
 
+function displayName(values: Values, flag: string): string {
+  const name = values[flag];
+  if (typeof name !== 'string') throw new UsageError(`--${flag} is required: a name of 1-100 characters`);
+  if (!isDisplayName(name)) throw new UsageError(`--${flag} must be 1-100 characters, not only white space, without control characters`);
+  return name;
+}
+
+function email(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(raw)) throw new UsageError(`--email must be an email address (name@example.com), got "${raw}"`);
+  return raw;
+}
+
+/** Columns padded to their widest cell; the last column is left as is. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => row[column]!.length)));
+  const line = (row: string[]) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ');
+  return [header, ...rows].map(line).join('\n');
+}
+
+async function withContext<T>(config: Config, work: (context: AppContext) => Promise<T>): Promise<T> {
+  const { openContext } = await import('./context.js');
+  const context = await openContext(config);
+  try {
+    return await work(context);
+  } finally {
+    await context.close();
+  }
+}
+
 async function serve(config: Config): Promise<void> {
+  const { buildApp, listen } = await import('./app.js');
   const app = await buildApp(config);
   if (config.webhookAllowPrivateTargets) {
     app.log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhooks may reach loopback and private addresses. Development only.');
@@ -83,84 +133,284 @@ async function serve(config: Config): Promise<void> {
   app.log.info({ address, port: (app.server.address() as { port: number }).port, baseUrl: config.baseUrl }, `devdata listening on ${address}`);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
+const COMMANDS: Command[] = [
+  {
+    name: 'serve',
+    args: '[--port N] [--host ADDR]',
+    summary: 'start the HTTP server (applies pending migrations first)',
+    details: 'Runs until SIGTERM or SIGINT, then finishes the requests in flight, writes buffered usage counters and closes the database.',
     options: {
-      name: { type: 'string' },
-      email: { type: 'string' },
-      account: { type: 'string' },
-      scopes: { type: 'string' },
-      'expires-in-days': { type: 'string' },
-      json: { type: 'boolean', default: false },
-      'database-url': { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
+      port: { type: 'string', value: 'N', help: 'overrides PORT (0 = any free port)' },
+      host: { type: 'string', value: 'ADDR', help: 'overrides HOST (0.0.0.0 accepts remote connections)' },
     },
-  });
-  const command = positionals.join(' ');
-  if (values.help || command === '' || command === 'help') {
-    console.log(USAGE);
-    return;
-  }
-  const config = configFrom(values);
-
-  if (command === 'serve') return serve(config);
-
-  if (command === 'migrate') {
-    const storage = openStorage(config.databaseUrl);
-    try {
-      await storage.migrate();
-    } finally {
-      await storage.close();
-    }
-    console.log('migrations applied');
-    return;
-  }
-
-  if (command === 'accounts create' || command === 'keys issue') {
-    const name = required(values.name, '--name');
-    const scopes = parseScopes(values.scopes);
-    const expiresInDays = parseDays(values['expires-in-days']);
-    const context = await openContext(config);
-    try {
-      if (command === 'accounts create') {
-        const { account, apiKey } = await createAccountWithKey(context, { name, email: values.email, scopes, expiresInDays });
-        const output = {
+    run: ({ config }) => serve(config()),
+  },
+  {
+    name: 'migrate',
+    args: '',
+    summary: 'apply pending database migrations and exit',
+    details: '`serve` does this itself at start (under a lock, so several processes may start at once); this is for operators who prefer an explicit step.',
+    options: {},
+    async run({ config }) {
+      const { openStorage } = await import('./storage/database.js');
+      const storage = openStorage(config().databaseUrl);
+      try {
+        await storage.migrate();
+      } finally {
+        await storage.close();
+      }
+      console.log('migrations applied');
+    },
+  },
+  {
+    name: 'accounts create',
+    args: '--name NAME [--email EMAIL] [--scopes a,b] [--expires-in-days N] [--json]',
+    summary: 'create an account and its first API key (every scope, 365 days)',
+    details: 'The key is printed once; only its SHA-256 hash is stored.',
+    options: {
+      name: { type: 'string', value: 'NAME', help: 'the account name, 1-100 characters' },
+      email: { type: 'string', value: 'EMAIL', help: "the account's email address (unique)" },
+      scopes: { type: 'string', value: 'a,b', help: `the first key's scopes (default: all): ${SCOPE_LIST}` },
+      'expires-in-days': { type: 'string', value: 'N', help: "the first key's lifetime, 1-365 days (default 365)" },
+      json: JSON_OPTION('{"account":{"id","name"},"apiKey":{"id","name","key","scopes","expiresAt"}}'),
+    },
+    async run({ values, config }) {
+      const input = { name: displayName(values, 'name'), email: email(values.email as string | undefined), scopes: parseScopes(values.scopes as string | undefined), expiresInDays: parseDays(values['expires-in-days'] as string | undefined) };
+      const { account, apiKey } = await withContext(config(), async (context) => (await operator()).createAccountWithKey(context, input));
+      if (values.json) {
+        console.log(JSON.stringify({
           account: { id: account.id, name: account.name },
           apiKey: { id: apiKey.id, name: apiKey.name, key: apiKey.key, scopes: apiKey.scopes, expiresAt: apiKey.expiresAt },
-        };
-        if (values.json) console.log(JSON.stringify(output));
-        else {
-          console.log(`Account ${account.id} (${account.name}) created.`);
-          console.log(`API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`);
-          console.log(`Key (shown once, hand it over privately): ${apiKey.key}`);
-        }
-      } else {
-        const apiKey = await issueKey(context, { accountId: required(values.account, '--account'), name, scopes, expiresInDays });
-        const output = { apiKey: { id: apiKey.id, name: apiKey.name, key: apiKey.key, scopes: apiKey.scopes, expiresAt: apiKey.expiresAt } };
-        if (values.json) console.log(JSON.stringify(output));
-        else {
-          console.log(`API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`);
-          console.log(`Key (shown once): ${apiKey.key}`);
-        }
+        }));
+        return;
       }
-    } finally {
-      await context.close();
+      console.log(`Account ${account.id} (${account.name}) created.`);
+      console.log(`API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`);
+      console.log(`Key (shown once, hand it over privately): ${apiKey.key}`);
+    },
+  },
+  {
+    name: 'accounts list',
+    args: '[--json]',
+    summary: 'list the accounts, oldest first, with their count of active keys',
+    options: { json: JSON_OPTION('{"accounts":[{"id","name","email","origin","createdAt","activeKeys"}]}') },
+    async run({ values, config }) {
+      const accounts = await withContext(config(), async (context) => (await operator()).listAccounts(context));
+      if (values.json) {
+        console.log(JSON.stringify({ accounts }));
+        return;
+      }
+      if (accounts.length === 0) {
+        console.log('No accounts yet: devdata accounts create --name NAME makes one.');
+        return;
+      }
+      const rows = accounts.map((account) => [account.id, account.name, account.email ?? '-', account.origin, account.createdAt, String(account.activeKeys)]);
+      console.log(table(['ID', 'NAME', 'EMAIL', 'ORIGIN', 'CREATED', 'ACTIVE KEYS'], rows));
+    },
+  },
+  {
+    name: 'keys issue',
+    args: '--account ID --name NAME [--scopes a,b] [--expires-in-days N] [--json]',
+    summary: 'issue another API key for an account',
+    details: 'The key is printed once; only its SHA-256 hash is stored.',
+    options: {
+      account: { type: 'string', value: 'ID', help: 'the account (devdata accounts list shows them)' },
+      name: { type: 'string', value: 'NAME', help: 'the key name, 1-100 characters' },
+      scopes: { type: 'string', value: 'a,b', help: `comma-separated (default: all): ${SCOPE_LIST}` },
+      'expires-in-days': { type: 'string', value: 'N', help: 'lifetime, 1-365 days (default 365)' },
+      json: JSON_OPTION('{"apiKey":{"id","name","key","scopes","expiresAt"}}'),
+    },
+    async run({ values, config }) {
+      const input = {
+        accountId: required(values, 'account', 'the account id (devdata accounts list shows them)'),
+        name: displayName(values, 'name'),
+        scopes: parseScopes(values.scopes as string | undefined),
+        expiresInDays: parseDays(values['expires-in-days'] as string | undefined),
+      };
+      const apiKey = await withContext(config(), async (context) => (await operator()).issueKey(context, input));
+      if (values.json) {
+        console.log(JSON.stringify({ apiKey: { id: apiKey.id, name: apiKey.name, key: apiKey.key, scopes: apiKey.scopes, expiresAt: apiKey.expiresAt } }));
+        return;
+      }
+      console.log(`API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`);
+      console.log(`Key (shown once): ${apiKey.key}`);
+    },
+  },
+  {
+    name: 'keys list',
+    args: '--account ID [--json]',
+    summary: "list an account's API keys with their state (never a secret)",
+    details: 'Revoked and expired keys are listed too, with STATUS saying which.',
+    options: {
+      account: { type: 'string', value: 'ID', help: 'the account (devdata accounts list shows them)' },
+      json: JSON_OPTION('{"apiKeys":[{"id","name","scopes","createdAt","expiresAt","lastUsedAt","accountId","revokedAt","status"}]}'),
+    },
+    async run({ values, config }) {
+      const accountId = required(values, 'account', 'the account id (devdata accounts list shows them)');
+      const apiKeys = await withContext(config(), async (context) => (await operator()).listKeys(context, accountId));
+      if (values.json) {
+        console.log(JSON.stringify({ apiKeys }));
+        return;
+      }
+      if (apiKeys.length === 0) {
+        console.log(`Account ${accountId} has no API keys.`);
+        return;
+      }
+      const rows = apiKeys.map((key) => [key.id, key.name, key.status, key.expiresAt, key.lastUsedAt ?? 'never', key.scopes.join(' ') || '(none)']);
+      console.log(table(['ID', 'NAME', 'STATUS', 'EXPIRES', 'LAST USED', 'SCOPES'], rows));
+    },
+  },
+  {
+    name: 'keys revoke',
+    args: 'KEY_ID [--json]',
+    summary: 'revoke an API key now',
+    details:
+      'Like DELETE /api/v1/keys/{id}: recorded in the audit history, and webhooks the key authorized stop. A server on the same ' +
+      'database refuses the key from its next request; its open streams on the key end within 15 seconds. A key already ' +
+      'revoked or expired is left as it is (exit status 0).',
+    positionals: ['KEY_ID'],
+    options: { json: JSON_OPTION('{"apiKey":{…as keys list},"revoked":true|false}') },
+    async run({ values, positionals, config }) {
+      const outcome = await withContext(config(), async (context) => (await operator()).revokeKey(context, positionals[0]!));
+      if (values.json) {
+        console.log(JSON.stringify(outcome));
+        return;
+      }
+      const { apiKey } = outcome;
+      if (outcome.revoked) console.log(`API key ${apiKey.id} (${apiKey.name}) of account ${apiKey.accountId} revoked.`);
+      else if (apiKey.status === 'revoked') console.log(`API key ${apiKey.id} was already revoked at ${apiKey.revokedAt}; nothing changed.`);
+      else console.log(`API key ${apiKey.id} expired at ${apiKey.expiresAt}; nothing changed.`);
+    },
+  },
+];
+
+const COMMON_OPTIONS: Record<string, OptionSpec> = { 'database-url': DATABASE_URL_OPTION, help: HELP_OPTION };
+
+function optionsOf(command: Command): Record<string, OptionSpec> {
+  return { ...command.options, ...COMMON_OPTIONS };
+}
+
+function optionLabel(name: string, spec: OptionSpec): string {
+  return `${name === 'help' ? '-h, ' : ''}--${name}${spec.value ? ` ${spec.value}` : ''}`;
+}
+
+function commandUsage(command: Command): string {
+  const options = Object.entries(optionsOf(command));
+  const width = Math.max(...options.map(([name, spec]) => optionLabel(name, spec).length));
+  return [
+    `Usage: devdata ${command.name}${command.args ? ` ${command.args}` : ''}`,
+    '',
+    `${command.summary[0]!.toUpperCase()}${command.summary.slice(1)}.${command.details ? ` ${command.details}` : ''}`,
+    '',
+    'Options:',
+    ...options.map(([name, spec]) => `  ${optionLabel(name, spec).padEnd(width)}  ${spec.help}`),
+    '',
+    'Configuration is read from the environment, as for serve (README.md, "Configuration").',
+  ].join('\n');
+}
+
+function generalUsage(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  return [
+    'Usage: devdata <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    '',
+    'devdata <command> --help shows a command\'s options; devdata --version the version.',
+    'Options for every command:',
+    `  --database-url URL  ${DATABASE_URL_OPTION.help}`,
+    '',
+    'Configuration is read from the environment; see README.md.',
+  ].join('\n');
+}
+
+function commandNames(): string {
+  return COMMANDS.map((command) => command.name).join(', ');
+}
+
+/** The command named by the leading words of argv (two words before one), and what follows it. */
+function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(' ');
+    const command = COMMANDS.find((candidate) => candidate.name === name);
+    if (command && argv.slice(0, words).every((word) => !word.startsWith('-'))) return { command, rest: argv.slice(words) };
+  }
+  return undefined;
+}
+
+function parseCommandArgs(command: Command, rest: string[]): { values: Values; positionals: string[] } {
+  const options = optionsOf(command);
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      strict: true,
+      options: Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, { type: spec.type, ...(name === 'help' ? { short: 'h' } : {}) }])),
+    });
+    return { values: parsed.values as Values, positionals: parsed.positionals };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const flag = /'(-[^' ]+)/.exec((error as Error).message)?.[1] ?? '';
+    const valid = Object.keys(options).map((name) => `--${name}`).join(', ');
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${flag} for "${command.name}"; its options: ${valid}`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const spec = options[flag.replace(/^-+/, '')];
+      throw new UsageError(spec?.type === 'boolean' ? `${flag} takes no value` : `${flag} needs a value${spec?.value ? ` (${spec.value})` : ''}`);
     }
+    throw error;
+  }
+}
+
+function configFrom(values: Values): Config {
+  const env = { ...process.env };
+  if (typeof values['database-url'] === 'string') env.DATABASE_URL = values['database-url'];
+  if (typeof values.port === 'string') env.PORT = values.port;
+  if (typeof values.host === 'string') env.HOST = values.host;
+  return loadConfig(env);
+}
+
+/** The command being run, for the usage printed after an error. */
+let current: Command | undefined;
+
+async function main(argv: string[]): Promise<void> {
+  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
+    const topic = argv[0] === 'help' ? findCommand(argv.slice(1)) : undefined;
+    if (argv[0] === 'help' && argv.length > 1 && !topic) throw new UsageError(`no command "${argv.slice(1).join(' ')}"; commands: ${commandNames()}`);
+    console.log(topic ? commandUsage(topic.command) : generalUsage());
     return;
   }
-
-  throw new UsageError(`unknown command "${command}"`);
+  if (argv[0] === '--version' || argv[0] === '-V') {
+    console.log(`devdata ${packageVersion()}`);
+    return;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    const group = COMMANDS.filter((command) => command.name.startsWith(`${argv[0]} `)).map((command) => command.name);
+    if (group.length > 0 && (argv[1] === undefined || argv[1].startsWith('-'))) throw new UsageError(`"${argv[0]}" needs a subcommand: ${group.join(', ')}`);
+    const words = argv.filter((word) => !word.startsWith('-')).slice(0, group.length > 0 ? 2 : 1).join(' ');
+    throw new UsageError(`unknown command "${words || argv[0]}"; commands: ${commandNames()}`);
+  }
+  const { command, rest } = found;
+  current = command;
+  const { values, positionals } = parseCommandArgs(command, rest);
+  if (values.help) {
+    console.log(commandUsage(command));
+    return;
+  }
+  const expected = command.positionals ?? [];
+  if (positionals.length < expected.length) throw new UsageError(`${expected[positionals.length]} is required`);
+  if (positionals.length > expected.length) throw new UsageError(`unexpected argument "${positionals[expected.length]}"`);
+  let config: Config | undefined;
+  await command.run({ values, positionals, config: () => (config ??= configFrom(values)) });
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    console.error(`devdata: ${(error as Error).message}\n\n${USAGE}`);
+  if (error instanceof UsageError) {
+    console.error(`devdata: ${error.message}\n\n${current ? commandUsage(current) : generalUsage()}`);
     process.exit(2);
   }
+  // A configuration error names its variable and what it accepts; anything else is a failure to act on.
   console.error(`devdata: ${(error as Error).message}`);
-  process.exit(1);
+  process.exit(error instanceof ConfigError ? 2 : 1);
 });

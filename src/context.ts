@@ -84,7 +84,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const externalWrites = () => new ExternalWrites(storage.dataVersion!);
   const recentEvents = oneProcess ? new InMemoryRecentEvents(config.eventRetention, externalWrites()) : new NoRecentEvents();
   const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents);
-  const keys = new KeysService(db, clock, audit, oneProcess ? new InProcessCredentialCache() : new UncachedCredentials());
+  const keys = new KeysService(db, clock, audit, oneProcess ? new InProcessCredentialCache(externalWrites()) : new UncachedCredentials());
   const apps = new AppsService(db, clock, audit);
   const oauth = new OAuthService(db, clock, apps, keys, audit, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,

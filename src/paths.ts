@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,4 +16,9 @@ function packageRoot(): string {
 /** Where the build writes the files served as installations. */
 export function installationsDirectory(): string {
   return join(packageRoot(), 'dist', 'installations');
+}
+
+/** The version in package.json (what `devdata --version` prints). */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -1,6 +1,8 @@
 // Credentials by the hash of their secret, so an authenticated request need not read storage
 // before its own work (the key lookup was a fifth of a GET's CPU, measured with npm run bench).
-// One process (SQLite) caches: it makes every revocation itself and forgets the credential then.
+// One process (SQLite) caches: it makes nearly every revocation itself and forgets the credential
+// then; a revocation by another process on the same file (the operator's `devdata keys revoke`)
+// shows as an external write, and the whole cache is dropped.
 // Several processes (PostgreSQL) cannot see each other's revocations in memory, so they read
 // storage on every request: revocation stays immediate everywhere.
 import type { Credential } from './credential.js';
@@ -24,8 +26,19 @@ export class InProcessCredentialCache implements CredentialCache {
   private readonly secretHashById = new Map<string, string>();
   generation = 0;
 
+  /** `externalWrites`: whether another process committed to the storage since last asked (ExternalWrites). */
+  constructor(private readonly externalWrites?: { happened(): boolean }) {}
+
   get(secretHash: string): Credential | undefined {
+    if (this.externalWrites?.happened()) this.clear();
     return this.bySecretHash.get(secretHash);
+  }
+
+  /** Forgets everything: another process may have revoked any of them. */
+  private clear(): void {
+    this.generation++;
+    this.bySecretHash.clear();
+    this.secretHashById.clear();
   }
 
   remember(secretHash: string, credential: Credential, generation: number): void {

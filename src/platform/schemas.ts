@@ -25,14 +25,22 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error', additionalProperties: false, description: 'The body of every error response' },
 );
 
+const CONTROL = '\\u0000-\\u001f\\u007f-\\u009f';
+const DISPLAY_NAME_PATTERN = `^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`;
+const DISPLAY_NAME = new RegExp(DISPLAY_NAME_PATTERN, 'u');
+
 /**
  * A name people give a record: 1-`maxLength` UTF-16 code units, no control characters (C0, DEL,
  * C1), not only white space. The middle class excludes white space as well as control characters,
  * so a control character can never be the one required non-blank character.
  */
 export function DisplayName(maxLength = 100) {
-  const allowed = '\\u0000-\\u001f\\u007f-\\u009f';
-  return Type.String({ minLength: 1, maxLength, pattern: `^[^${allowed}]*[^\\s${allowed}][^${allowed}]*$` });
+  return Type.String({ minLength: 1, maxLength, pattern: DISPLAY_NAME_PATTERN });
+}
+
+/** The DisplayName rule, for names that arrive outside HTTP (the operator CLI). */
+export function isDisplayName(value: string, maxLength = 100): boolean {
+  return value.length >= 1 && value.length <= maxLength && DISPLAY_NAME.test(value);
 }
 
 /** A reference to a registered component schema, e.g. ref('Error'). */
@@ -44,6 +52,14 @@ export function ref(id: string): TSchema {
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
 export const NoContent = Type.Null({ description: 'No content' });
+
+/**
+ * A response schema that also names headers of its own for the OpenAPI document (@fastify/swagger
+ * reads `headers`; the serializer ignores it). openapi.ts completes them with the shared ones.
+ */
+export function withHeaders<T extends object>(schema: T, ...names: Array<'ETag'>): T {
+  return { ...schema, headers: Object.fromEntries(names.map((name) => [name, { type: 'string' }])) };
+}
 
 /**
  * The content type Fastify gives serialized JSON. A route that builds its JSON itself (splicing in

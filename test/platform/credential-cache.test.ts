@@ -31,6 +31,19 @@ describe('InProcessCredentialCache', () => {
     expect(cache.get('hash1')?.id).toBe('key_1');
   });
 
+  it("drops everything when another process wrote to storage (the operator CLI's revoke), and refuses lookups that raced it", () => {
+    let external = false;
+    const cache = new InProcessCredentialCache({ happened: () => external });
+    cache.remember('hash1', credential('key_1'), cache.generation);
+    expect(cache.get('hash1')?.id).toBe('key_1');
+    const lookupStarted = cache.generation;
+    external = true;
+    expect(cache.get('hash1')).toBeUndefined();
+    external = false;
+    cache.remember('hash1', credential('key_1'), lookupStarted);
+    expect(cache.get('hash1')).toBeUndefined();
+  });
+
   it('stays within its cap, dropping the oldest entry', () => {
     const cache = new InProcessCredentialCache();
     for (let i = 0; i <= CREDENTIAL_CACHE_CAP; i++) cache.remember(`hash${i}`, credential(`key_${i}`), cache.generation);

@@ -1,5 +1,6 @@
 // End to end through the built operator CLI (decisions §1): `node dist/cli.js …` as a child
 // process on a temporary SQLite file, and the server it starts called over real HTTP.
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -196,6 +197,159 @@ describe('devdata CLI (built)', () => {
     expect(unknown.stderr).toContain('frobnicate');
   });
 
+  it('--version prints the version in package.json', async () => {
+    const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+    for (const flag of ['--version', '-V']) {
+      const result = await cli(flag);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.trim()).toBe(`devdata ${version}`);
+    }
+  });
+
+  it('--help of every command prints its usage and options to stdout and exits 0, without touching the database', async () => {
+    const general = await cli('--help');
+    expect(general.code).toBe(0);
+    const commands = ['serve', 'migrate', 'accounts create', 'accounts list', 'keys issue', 'keys list', 'keys revoke'];
+    for (const command of commands) expect(general.stdout).toContain(command);
+    const expectedOptions: Record<string, string[]> = {
+      serve: ['--port', '--host'],
+      'accounts create': ['--name', '--email', '--scopes', '--expires-in-days', '--json'],
+      'accounts list': ['--json'],
+      'keys issue': ['--account', '--name', '--scopes', '--expires-in-days', '--json'],
+      'keys list': ['--account', '--json'],
+      'keys revoke': ['KEY_ID', '--json'],
+    };
+    // A database URL nobody could open: --help must not need one.
+    const unusable = { ...env, DATABASE_URL: 'nonsense' };
+    const asked = [
+      ...commands.map((command) => ({ command, args: [...command.split(' '), '--help'] })),
+      { command: 'keys list', args: ['keys', 'list', '-h'] },
+      { command: 'keys revoke', args: ['help', 'keys', 'revoke'] },
+    ];
+    const results = await Promise.all(asked.map(({ args }) => run(process.execPath, [CLI, ...args], { env: unusable })));
+    results.forEach((result, index) => {
+      const { command, args } = asked[index]!;
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+      expect(result.stdout).toContain(`Usage: devdata ${command}`);
+      for (const option of [...(expectedOptions[command] ?? []), '--database-url', '--help']) expect(result.stdout, `${command} ${option}`).toContain(option);
+      if (command === 'keys issue') for (const scope of ALL_SCOPES) expect(result.stdout).toContain(scope);
+    });
+  });
+
+  it('usage errors name what is valid: commands, subcommands, options, scopes, values', async () => {
+    const unknown = await cli('acounts', 'list');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('"acounts"');
+    expect(unknown.stderr).toMatch(/commands: serve, migrate, accounts create, accounts list, keys issue, keys list, keys revoke/);
+
+    const group = await cli('keys');
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain('keys issue, keys list, keys revoke');
+
+    const option = await cli('keys', 'list', '--acount', account.id);
+    expect(option.code).toBe(2);
+    expect(option.stderr).toContain('unknown option --acount for "keys list"; its options: --account, --json, --database-url, --help');
+
+    const scope = await cli('keys', 'issue', '--account', account.id, '--name', 'x', '--scopes', 'resources:reed');
+    expect(scope.code).toBe(2);
+    expect(scope.stderr).toContain(`unknown scope(s): resources:reed; valid scopes: ${ALL_SCOPES.join(', ')}`);
+
+    const missingValue = await cli('keys', 'list', '--account');
+    expect(missingValue.code).toBe(2);
+    expect(missingValue.stderr).toContain('--account needs a value (ID)');
+
+    const blank = await cli('accounts', 'create', '--name', '   ');
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toContain('--name must be 1-100 characters, not only white space');
+
+    const mail = await cli('accounts', 'create', '--name', 'x', '--email', 'not-an-address');
+    expect(mail.code).toBe(2);
+    expect(mail.stderr).toContain('--email must be an email address');
+
+    const extra = await cli('keys', 'revoke', 'key_a', 'key_b');
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain('unexpected argument "key_b"');
+
+    const config = await run(process.execPath, [CLI, 'accounts', 'list'], { env: { ...env, DATABASE_URL: 'mysql://nope' } });
+    expect(config.code).toBe(2);
+    expect(config.stderr).toContain('DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://');
+  });
+
+  it('accounts list shows every account with its count of active keys, as JSON and as a table', async () => {
+    const json = await cli('accounts', 'list', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    const { accounts } = parseSingleJson(json.stdout);
+    const acme = accounts.find((row: any) => row.id === account.id);
+    expect(acme).toEqual({ id: account.id, name: 'Acme', email: 'a@example.com', origin: 'operator', createdAt: expect.stringMatching(ISO_MS), activeKeys: 2 });
+    expect(accounts.map((row: any) => row.name)).toEqual(expect.arrayContaining(['Acme', 'Short']));
+    expect(accounts).toHaveLength(count('accounts'));
+    // Oldest first.
+    expect(accounts.map((row: any) => row.createdAt)).toEqual([...accounts.map((row: any) => row.createdAt)].sort());
+
+    const text = await cli('accounts', 'list');
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+EMAIL\s+ORIGIN\s+CREATED\s+ACTIVE KEYS$/);
+    expect(lines.find((line) => line.startsWith(account.id))).toMatch(/Acme\s+a@example\.com\s+operator\s+\S+\s+2$/);
+  });
+
+  it('keys list shows the keys of an account with their state and never a secret or its hash', async () => {
+    const json = await cli('keys', 'list', '--account', account.id, '--json');
+    expect(json.code, json.stderr).toBe(0);
+    const { apiKeys } = parseSingleJson(json.stdout);
+    expect(apiKeys.map((key: any) => key.name)).toEqual(['Initial key', 'ci']);
+    for (const key of apiKeys) {
+      expect(Object.keys(key).sort()).toEqual(['accountId', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'status']);
+      expect(key).toMatchObject({ accountId: account.id, status: 'active', revokedAt: null });
+    }
+    expect([...apiKeys[1].scopes].sort()).toEqual(['events:read', 'resources:read']);
+    for (const secret of [primaryKey, scopedKey]) {
+      expect(json.stdout).not.toContain(secret);
+      expect(json.stdout).not.toContain(createHash('sha256').update(secret).digest('hex'));
+    }
+    expect(json.stdout).not.toContain('ddk_');
+
+    const text = await cli('keys', 'list', '--account', account.id);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+STATUS\s+EXPIRES\s+LAST USED\s+SCOPES$/);
+    expect(text.stdout).toMatch(/\sci\s+active\s+\S+\s+never\s+resources:read events:read/);
+    expect(text.stdout).not.toContain('ddk_');
+
+    const unknown = await cli('keys', 'list', '--account', 'acc_nobody');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no account with id acc_nobody (devdata accounts list lists the accounts)');
+  });
+
+  it('keys revoke revokes a key with an operator audit record; again is a no-op; an unknown id fails', async () => {
+    const issued = parseSingleJson((await cli('keys', 'issue', '--account', account.id, '--name', 'to-revoke', '--json')).stdout).apiKey;
+    const revoked = await cli('keys', 'revoke', issued.id, '--json');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const outcome = parseSingleJson(revoked.stdout);
+    expect(outcome.revoked).toBe(true);
+    expect(outcome.apiKey).toMatchObject({ id: issued.id, name: 'to-revoke', status: 'revoked', revokedAt: expect.stringMatching(ISO_MS) });
+    expect(revoked.stdout).not.toContain(issued.key);
+
+    const db = new SQLite(dbPath, { readonly: true });
+    try {
+      const audit = db.prepare(`select actor, target from audit_log where type = 'key.revoked' and account_id = ?`).all(account.id) as Array<{ actor: string; target: string }>;
+      expect(audit.map((row) => [JSON.parse(row.actor), JSON.parse(row.target)])).toEqual([[{ kind: 'operator' }, { type: 'api_key', id: issued.id }]]);
+    } finally {
+      db.close();
+    }
+
+    const again = await cli('keys', 'revoke', issued.id);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`API key ${issued.id} was already revoked at ${outcome.apiKey.revokedAt}; nothing changed.`);
+
+    const listed = parseSingleJson((await cli('keys', 'list', '--account', account.id, '--json')).stdout).apiKeys;
+    expect(listed.find((key: any) => key.id === issued.id)).toMatchObject({ status: 'revoked', revokedAt: outcome.apiKey.revokedAt });
+    expect(parseSingleJson((await cli('accounts', 'list', '--json')).stdout).accounts.find((row: any) => row.id === account.id).activeKeys).toBe(2);
+
+    const unknown = await cli('keys', 'revoke', 'key_doesnotexist');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no API key with id key_doesnotexist');
+  });
+
   describe('serve', () => {
     let server: ServerProcess;
     let baseUrl: string;
@@ -287,6 +441,23 @@ describe('devdata CLI (built)', () => {
         expect(server.output).not.toContain(secret);
         expect(server.output).not.toContain(secret.slice('ddk_'.length));
       }
+    });
+
+    it('refuses a key from its next request once the CLI revoked it beside the running server', async () => {
+      const issued = parseSingleJson((await cli('keys', 'issue', '--account', account.id, '--name', 'revoked-live', '--scopes', 'resources:read', '--json')).stdout).apiKey;
+      const me = () => fetch(`${baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${issued.key}` } });
+      // Twice: the second answer comes from the server's credential cache.
+      for (let i = 0; i < 2; i++) {
+        const response = await me();
+        authenticatedRequests++;
+        expect(response.status).toBe(200);
+        await response.arrayBuffer();
+      }
+      const revoked = await cli('keys', 'revoke', issued.id);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      const refused = await me();
+      expect(refused.status).toBe(401);
+      await refused.arrayBuffer();
     });
 
     it('finishes a request in flight at SIGTERM, then exits 0 having flushed usage to the database', async () => {

@@ -4,9 +4,10 @@ import type { Clock } from '../../platform/clock.js';
 import { conflict } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Actor, AuditService } from '../audit/service.js';
-import { countAccounts, emailTaken, findAccount, insertAccount, type AccountOrigin, type AccountRow } from './store.js';
+import { countAccounts, emailTaken, findAccount, insertAccount, listAccounts, type AccountListing, type AccountOrigin, type AccountRow } from './store.js';
 
 export type Account = AccountRow;
+export type { AccountListing };
 
 export class AccountsService {
   constructor(
@@ -31,5 +32,10 @@ export class AccountsService {
 
   count(origin: AccountOrigin, exec: Executor = this.db): Promise<number> {
     return countAccounts(exec, origin);
+  }
+
+  /** Every account with its count of usable keys (the operator's list). */
+  list(): Promise<AccountListing[]> {
+    return listAccounts(this.db, this.clock.now().toISOString());
   }
 }

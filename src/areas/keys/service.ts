@@ -7,7 +7,7 @@ import { ApiError, insufficientScope, notFound } from '../../platform/errors.js'
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, type Scope } from '../../platform/scopes.js';
 import type { Actor, AuditService } from '../audit/service.js';
-import { findUsableKeyByHash, insertKey, listUsableKeys, revokeKey, updateLastUsed, usableKeyIds, type KeyRow } from './store.js';
+import { findKey, findUsableKeyByHash, insertKey, listAllKeys, listUsableKeys, revokeKey, updateLastUsed, usableKeyIds, type KeyRow } from './store.js';
 
 export const KEY_PREFIX = 'ddk';
 export const DEFAULT_KEY_DAYS = 90;
@@ -24,6 +24,13 @@ export interface ApiKey {
 export interface IssuedKey extends ApiKey {
   /** The secret, returned once. */
   key: string;
+}
+
+/** What the operator sees of a key: its state as well, never its secret or hash. */
+export interface OperatorKeyView extends ApiKey {
+  accountId: string;
+  revokedAt: string | null;
+  status: 'active' | 'revoked' | 'expired';
 }
 
 export interface IssueKeyInput {
@@ -116,6 +123,25 @@ export class KeysService implements CredentialResolver {
       const buffered = this.lastUsed.get(row.id);
       return toApiKey({ ...row, lastUsedAt: buffered !== undefined && buffered > (row.lastUsedAt ?? '') ? buffered : row.lastUsedAt });
     });
+  }
+
+  /** Every key of the account, revoked and expired ones too, with its state (the operator's list). */
+  async listAll(accountId: string): Promise<OperatorKeyView[]> {
+    const now = this.clock.now().toISOString();
+    return (await listAllKeys(this.db, accountId)).map((row) => this.operatorView(row, now));
+  }
+
+  /** One key by id, whatever its state. */
+  async find(keyId: string): Promise<OperatorKeyView | undefined> {
+    const row = await findKey(this.db, keyId);
+    return row && this.operatorView(row, this.clock.now().toISOString());
+  }
+
+  private operatorView(row: KeyRow, now: string): OperatorKeyView {
+    const buffered = this.lastUsed.get(row.id);
+    const lastUsedAt = buffered !== undefined && buffered > (row.lastUsedAt ?? '') ? buffered : row.lastUsedAt;
+    const status = row.revokedAt !== null ? 'revoked' : row.expiresAt <= now ? 'expired' : 'active';
+    return { ...toApiKey({ ...row, lastUsedAt }), accountId: row.accountId, revokedAt: row.revokedAt, status };
   }
 
   async revoke(accountId: string, keyId: string, actor: Actor): Promise<void> {

@@ -134,3 +134,15 @@ export async function usableKeyIds(db: Executor, keyIds: string[], nowIso: strin
     .execute();
   return new Set(rows.map((row) => row.id));
 }
+
+/** Every key of the account, revoked and expired ones included, oldest first (never the hash). */
+export async function listAllKeys(db: Executor, accountId: string): Promise<KeyRow[]> {
+  const rows = await db.selectFrom('api_keys').select(KEY_COLUMNS).where('account_id', '=', accountId).orderBy('created_seq').orderBy('id').execute();
+  return rows.map(toKey);
+}
+
+/** One key by id, whatever its state. */
+export async function findKey(db: Executor, keyId: string): Promise<KeyRow | undefined> {
+  const row = await db.selectFrom('api_keys').select(KEY_COLUMNS).where('id', '=', keyId).executeTakeFirst();
+  return row && toKey(row);
+}
