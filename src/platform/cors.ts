@@ -1,5 +1,6 @@
-// CORS (decisions §2): the API, token and revocation endpoints and the OAuth metadata may be called
-// from any origin, never with cookies; the developer (cookie) routes and the approval page may not.
+// CORS (docs/decisions.md, "HTTP contract"): the API, token and revocation endpoints, the OAuth
+// metadata and the OpenAPI document may be called from any origin, never with cookies; the
+// developer (cookie) routes and the approval page may not.
 // The headers are fixed strings, set by the one request hook (access.ts): no per-request options.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -29,7 +30,9 @@ export function corsAllowed(url: string): boolean {
     path.startsWith('/api/v1/') ||
     path === '/oauth/token' ||
     path === '/oauth/revoke' ||
-    path === '/.well-known/oauth-authorization-server'
+    path === '/.well-known/oauth-authorization-server' ||
+    // Documentation tools (Swagger UI, Redoc) load the document from their own origin.
+    path === '/openapi.json'
   );
 }
 
@@ -56,10 +59,11 @@ export function answerPreflight(request: FastifyRequest, reply: FastifyReply): b
   return true;
 }
 
-/** Routes OPTIONS requests; those CORS does not apply to are not found. */
+/** Routes OPTIONS requests; those CORS does not apply to are not found, as any unknown method is. */
 export function installCorsRoutes(app: FastifyInstance): void {
   app.decorateRequest('corsAllowed', false);
-  app.options('*', { schema: { hide: true } }, (_request, reply) => {
+  // Public: a 404 needs no credential, and a preflight carries none.
+  app.options('*', { schema: { hide: true }, config: { auth: 'public' } }, (_request, reply) => {
     reply.callNotFound();
   });
 }

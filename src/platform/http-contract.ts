@@ -1,8 +1,9 @@
-// The parts of the HTTP contract every route shares (decisions §2): request ids, the error body,
+// The parts of the HTTP contract every route shares (docs/decisions.md, "HTTP contract"): request ids, the error body,
 // 404s, body parsing and content types.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, codeForStatus, type ErrorDetail } from './errors.js';
-import { validationDetails } from './validation.js';
+import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan, truncated } from './request-limits.js';
+import { noteBodyLength, validationDetails } from './validation.js';
 
 interface ErrorResponse {
   status: number;
@@ -19,7 +20,7 @@ function describe(error: FastifyError | ApiError | Error): ErrorResponse {
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const part = fastifyError.validationContext ?? 'request';
-    const details = validationDetails(fastifyError.validation);
+    const details = validationDetails(fastifyError.validation).slice(0, MAX_ERROR_DETAILS).map(boundedDetail);
     return {
       status: 400,
       code: 'invalid_request',
@@ -38,14 +39,27 @@ function describe(error: FastifyError | ApiError | Error): ErrorResponse {
   return { status: 500, code: 'internal_error', message: 'Internal server error' };
 }
 
+/** A detail with every string in it cut to the error body's limit. */
+function boundedDetail(detail: ErrorDetail): ErrorDetail {
+  const bounded: ErrorDetail = { ...detail };
+  for (const [key, value] of Object.entries(bounded)) {
+    if (typeof value === 'string') bounded[key] = truncated(value, MAX_ERROR_DETAIL_STRING_LENGTH);
+  }
+  return bounded;
+}
+
+/**
+ * The error body, small whatever the request held: its message and details may quote the input
+ * (a field name, a path), so they are cut here, the one place every error passes through.
+ */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ErrorResponse): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   const body: { code: string; message: string; requestId: string; details?: ErrorDetail[] } = {
     code: error.code,
-    message: error.message,
+    message: truncated(error.message, MAX_ERROR_MESSAGE_LENGTH),
     requestId: request.id,
   };
-  if (error.details && error.details.length > 0) body.details = error.details;
+  if (error.details && error.details.length > 0) body.details = error.details.slice(0, MAX_ERROR_DETAILS).map(boundedDetail);
   return reply.code(error.status).send({ error: body });
 }
 
@@ -53,6 +67,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: E
 export function addContractHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id);
   reply.header('x-content-type-options', 'nosniff');
+  // What answers a credential is that caller's alone (a key's secret, once): no cache may keep it.
+  const headers = request.headers;
+  if (headers.authorization !== undefined || headers['x-api-key'] !== undefined || headers.cookie !== undefined) {
+    reply.header('cache-control', 'no-store');
+  }
 }
 
 export function installHttpContract(app: FastifyInstance): void {
@@ -61,8 +80,15 @@ export function installHttpContract(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else parseJson(request, body as string, done);
+    const text = body as string;
+    if (text === '') return done(null, undefined);
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      return done(new ApiError(400, 'invalid_request', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    }
+    parseJson(request, text, (error, parsed) => {
+      if (!error) noteBodyLength(parsed, text.length);
+      done(error, parsed);
+    });
   });
 
   // A route that takes a JSON body refuses a request that names no content type at all. Only

@@ -98,6 +98,15 @@ function sameSecret(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** RFC 6749 §2.3.1: Basic credentials are form-urlencoded first; undefined when the encoding is broken. */
+function formUrlDecoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
 export class OAuthService implements CredentialResolver {
   readonly prefix = `${ACCESS_TOKEN_PREFIX}_`;
   private signingKey: Promise<string> | undefined;
@@ -238,8 +247,9 @@ export class OAuthService implements CredentialResolver {
       const decoded = match ? Buffer.from(match[1] ?? '', 'base64').toString('utf8') : '';
       const colon = decoded.indexOf(':');
       if (colon < 0) throw invalid('Malformed HTTP Basic credentials');
-      const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-      const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
+      const clientId = formUrlDecoded(decoded.slice(0, colon));
+      const secret = formUrlDecoded(decoded.slice(colon + 1));
+      if (clientId === undefined || secret === undefined) throw invalid('Malformed HTTP Basic credentials: invalid percent-encoding');
       if (form.client_id !== undefined && form.client_id !== clientId) throw invalid('client_id does not match the authenticated client');
       if (form.client_secret !== undefined) throw invalid('Send the client secret in one place: HTTP Basic');
       const app = await this.apps.byClientId(clientId);
