@@ -131,14 +131,43 @@ describe('InMemoryResourceReadModel', () => {
     expect(storage.state.loads).toBe(1);
   });
 
-  it('leaves an account too large to keep to storage', async () => {
-    const records = Array.from({ length: RESOURCES_PER_VIEW + 1 }, (_, index) => record(resource(`res_${index}`), index + 1));
-    const storage = fakeStorage(records, RESOURCES_PER_VIEW + 1);
+  const accountOf = (count: number) =>
+    fakeStorage(
+      Array.from({ length: count }, (_, index) => record(resource(`res_${index}`), index + 1)),
+      count,
+    );
+
+  it('keeps an account of exactly RESOURCES_PER_VIEW resources, complete', async () => {
+    const storage = accountOf(RESOURCES_PER_VIEW);
     const model = new InMemoryResourceReadModel(storage.load);
-    // The first readers get the snapshot that was read anyway.
-    expect((await model.view('acc_1'))?.list({ tags: [], limit: 1, offset: 0 }).total).toBe(RESOURCES_PER_VIEW + 1);
+    const view = await viewOf(model);
+    expect(view.list({ tags: [], limit: 1, offset: 0 }).total).toBe(RESOURCES_PER_VIEW);
+    expect(view.get(`res_${RESOURCES_PER_VIEW - 1}`)).toBeDefined();
+    expect(model.view('acc_1')).not.toBeInstanceOf(Promise);
+  });
+
+  it('leaves an account one resource larger to storage, from its very first readers on', async () => {
+    // The load stops at RESOURCES_PER_VIEW + 1 rows: a view of them would miss the rest of the account.
+    const storage = accountOf(RESOURCES_PER_VIEW + 5);
+    const model = new InMemoryResourceReadModel(storage.load);
+    let release = () => {};
+    storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
+    const concurrent = [model.view('acc_1'), model.view('acc_1'), model.view('acc_1')];
+    release();
+    expect(await Promise.all(concurrent)).toEqual([undefined, undefined, undefined]);
     expect(model.view('acc_1')).toBeUndefined();
     expect(storage.state.loads).toBe(1);
+  });
+
+  it('reads a too-large account again once its mark runs out, and keeps it when it has shrunk', async () => {
+    const storage = accountOf(RESOURCES_PER_VIEW + 1);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, 20);
+    expect(await model.view('acc_1')).toBeUndefined();
+    expect(model.view('acc_1')).toBeUndefined();
+    storage.state.records = storage.state.records.slice(0, RESOURCES_PER_VIEW);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect((await viewOf(model)).list({ tags: [], limit: 1, offset: 0 }).total).toBe(RESOURCES_PER_VIEW);
+    expect(storage.state.loads).toBe(2);
   });
 
   it('forgets the least recently used accounts past its memory budget', async () => {

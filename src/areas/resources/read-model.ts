@@ -6,6 +6,7 @@
 // as a gap, and the account is then forgotten and read again when next asked for.
 // One process (SQLite) keeps them; several (PostgreSQL) cannot see each other's commits, so there
 // every read goes to storage.
+import { LRUCache } from 'lru-cache';
 import { ownBytes } from '../../platform/json-body.js';
 import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
@@ -16,6 +17,10 @@ import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 export const RESOURCE_VIEWS_BUDGET = 64 * 1024 * 1024;
 /** An account with more resources than this is read from storage on every request. */
 export const RESOURCES_PER_VIEW = 20_000;
+/** How long an account found too large is left to storage before it is read again. */
+const TOO_LARGE_RECHECK_MS = 10 * 60_000;
+/** The most accounts remembered as too large (their ids, a few dozen bytes each). */
+const TOO_LARGE_MARKS = 10_000;
 /** Roughly what an entry costs besides its JSON. */
 const ENTRY_OVERHEAD = 160;
 
@@ -124,15 +129,20 @@ interface Loading {
 export class InMemoryResourceReadModel implements ResourceReadModel {
   private readonly views: SizedLru<string, AccountResources>;
   private readonly loading = new Map<string, Loading>();
-  /** Accounts too large to keep: read from storage every time. */
-  private readonly tooLarge = new Set<string>();
+  /**
+   * Accounts found too large to keep, read from storage until the mark runs out; then they are
+   * read once more, so an account that shrank is kept again. Bounded like everything held.
+   */
+  private readonly tooLarge: LRUCache<string, true>;
 
   constructor(
     private readonly load: LoadResources,
     private readonly externalWrites?: ExternalWrites,
     budget = RESOURCE_VIEWS_BUDGET,
+    tooLargeRecheckMs = TOO_LARGE_RECHECK_MS,
   ) {
     this.views = new SizedLru(budget);
+    this.tooLarge = new LRUCache({ max: TOO_LARGE_MARKS, ttl: tooLargeRecheckMs });
   }
 
   view(accountId: string): ResourceView | undefined | Promise<ResourceView | undefined> {
@@ -157,13 +167,14 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
   private async loadView(accountId: string, loading: Loading): Promise<ResourceView | undefined> {
     try {
       const { records, newestEventId } = await this.load(accountId, RESOURCES_PER_VIEW + 1);
-      const view = new AccountResources(newestEventId, records);
       const weight = records.reduce((sum, record) => sum + weightOf(record), 0);
       if (records.length > RESOURCES_PER_VIEW || weight > this.views.budget / 4) {
-        this.tooLarge.add(accountId);
-      } else if (loading.newestAnnounced <= newestEventId) {
-        this.views.set(accountId, view, weight);
+        // The read stopped at the limit, so it is not the whole account: storage answers instead.
+        this.tooLarge.set(accountId, true);
+        return undefined;
       }
+      const view = new AccountResources(newestEventId, records);
+      if (loading.newestAnnounced <= newestEventId) this.views.set(accountId, view, weight);
       // A consistent snapshot taken after the requests waiting for it arrived: right for them
       // even when a later commit keeps it from being kept.
       return view;

@@ -102,24 +102,32 @@ export class ResourcesService {
   }
 
   async create(accountId: string, input: CreateResourceInput): Promise<Resource> {
+    // Refused before a transaction starts.
     const name = validateFields(input, input.type, input.state) ?? '';
-    return this.events.transact(accountId, async (writer) => {
-      const now = this.clock.now().toISOString();
-      const resource: Resource = {
-        id: newId('res'),
-        name,
-        type: input.type,
-        state: input.state,
-        attributes: input.attributes ?? {},
-        tags: input.tags ?? [],
-        version: 1,
-        createdAt: now,
-        updatedAt: now,
-      };
-      const event = await writer.append('resource.created', { resource });
-      await insertResource(writer.trx, accountId, resource, event.id);
-      return resource;
-    });
+    return this.events.transact(accountId, (writer) => this.insertNew(writer, input, name));
+  }
+
+  /** The creation inside an event transaction the caller already holds (one for many resources). */
+  async createWithin(writer: EventWriter, input: CreateResourceInput): Promise<Resource> {
+    return this.insertNew(writer, input, validateFields(input, input.type, input.state) ?? '');
+  }
+
+  private async insertNew(writer: EventWriter, input: CreateResourceInput, name: string): Promise<Resource> {
+    const now = this.clock.now().toISOString();
+    const resource: Resource = {
+      id: newId('res'),
+      name,
+      type: input.type,
+      state: input.state,
+      attributes: input.attributes ?? {},
+      tags: input.tags ?? [],
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const event = await writer.append('resource.created', { resource });
+    await insertResource(writer.trx, writer.accountId, resource, event.id);
+    return resource;
   }
 
   async get(accountId: string, id: string): Promise<Resource> {
