@@ -4,12 +4,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
+import { describeInBrowser, launchBrowser } from '../support/browser.js';
 import { apiStatus, discover, insecure, registerApp, type RegisteredApp } from './support.js';
 
-describe('the approval page in Chromium', () => {
+describeInBrowser('the approval page in Chromium', () => {
   const app = useTestApp();
   let base: string;
   let as: oauth.AuthorizationServer;
@@ -27,19 +28,7 @@ describe('the approval page in Chromium', () => {
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
     callbackUri = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
     // playwright gives the browser a fresh, throwaway profile directory.
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
   });
 
   afterAll(async () => {
