@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import { openContext, type AppContext, type ContextOptions } from './context.js';
 import { installAccess } from './platform/access.js';
 import { BatchedLogDestination } from './platform/log-destination.js';
-import { installHttpContract, sendError } from './platform/http-contract.js';
+import { answerClientError, installHttpContract, sendError } from './platform/http-contract.js';
 import { installOpenApi } from './platform/openapi.js';
 import { requestIdFor } from './platform/request-id.js';
 import { lazyChildLogger } from './platform/request-logger.js';
@@ -75,6 +75,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
       sendError(request, reply, { status: 400, code: 'invalid_request', message: error.message });

@@ -1,6 +1,8 @@
 // The parts of the HTTP contract every route shares (docs/decisions.md, "HTTP contract"): request ids, the error body,
 // 404s, body parsing and content types.
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { newRequestId } from './request-id.js';
 import { ApiError, codeForStatus, type ErrorDetail } from './errors.js';
 import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan, truncated } from './request-limits.js';
 import { noteBodyLength, validationDetails } from './validation.js';
@@ -61,6 +63,30 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: E
   };
   if (error.details && error.details.length > 0) body.details = error.details.slice(0, MAX_ERROR_DETAILS).map(boundedDetail);
   return reply.code(error.status).send({ error: body });
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; code: string; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', code: 'invalid_request', message: 'The request took too long to arrive' },
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', code: 'invalid_request', message: 'The request line and headers exceed 16 KiB' },
+};
+const MALFORMED = { status: 400, reason: 'Bad Request', code: 'invalid_request', message: 'Malformed HTTP request' };
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (a header too large, a bad
+ * header character): answered with the same error body as every other error, then closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const answer = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+  const requestId = newRequestId();
+  const body = JSON.stringify({ error: { code: answer.code, message: answer.message, requestId } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 /** The headers of every response; set by the request hook (access.ts). */

@@ -12,6 +12,10 @@ let counter = 0;
 export function requestIdFor(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
   if (typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming)) return incoming;
+  return newRequestId();
+}
+
+export function newRequestId(): string {
   counter = (counter + 1) % 0x1000000000000;
   return PROCESS_PREFIX + counter.toString(16).padStart(12, '0');
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ERROR_DETAILS, MAX_JSON_DEPTH } from '../../src/platform/request-limits.js';
 import { TestApp, type TestAccount } from '../support/app.js';
 import { storageFingerprint } from '../support/fingerprint.js';
+import { rawRequest, type RawRequest } from '../support/raw-http.js';
 import { registerApp } from '../oauth/support.js';
 
 const ERROR_BODY_LIMIT = 16 * 1024;
@@ -261,7 +262,7 @@ describe('caching', () => {
 describe('OPTIONS outside CORS', () => {
   it('answers 404 not_found, without asking for a credential, where CORS does not apply', async () => {
     for (const path of ['/health', '/oauth/authorize', '/api/v1/developer/session', '/nowhere', '/api/v1/developer/signup']) {
-      for (const headers of [{}, { origin: 'https://docs.example', 'access-control-request-method': 'GET' }]) {
+      for (const headers of [{}, { origin: 'https://docs.example', 'access-control-request-method': 'GET' }] as Array<Record<string, string>>) {
         const response = await fetch(`${base}${path}`, { method: 'OPTIONS', headers });
         const body = (await response.json()) as { error: { code: string } };
         expect({ path, status: response.status, code: body.error.code }).toEqual({ path, status: 404, code: 'not_found' });
@@ -279,5 +280,31 @@ describe('OPTIONS outside CORS', () => {
     const document = await fetch(`${base}/openapi.json`, { headers: { origin } });
     expect(document.status).toBe(200);
     expect(document.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  it('answers each with the decided error body, a request id, and a closed connection', async () => {
+    const port = Number(new URL(base).port);
+    const cases: Array<{ label: string; request: RawRequest; status: number }> = [
+      { label: 'headers over 16 KiB', request: { method: 'GET', target: '/api/v1', headers: [['x-padding', 'p'.repeat(20_000)]] }, status: 431 },
+      { label: 'a control character in a header value', request: { method: 'GET', target: '/api/v1', headers: [['x-bad', 'a\u0001b']] }, status: 400 },
+      { label: 'a space in a header name', request: { method: 'GET', target: '/api/v1', headers: [['x bad', 'v']] }, status: 400 },
+      {
+        label: 'Content-Length beside Transfer-Encoding',
+        request: { method: 'POST', target: '/api/v1/echo', headers: [['transfer-encoding', 'chunked'], ['content-length', '4']], body: Buffer.from('0\r\n\r\n') },
+        status: 400,
+      },
+      { label: 'a request line with a bare LF', request: { method: 'GET', target: '/api/v1 HTTP/1.1\nX:', headers: [] }, status: 400 },
+    ];
+    for (const { label, request, status } of cases) {
+      const outcome = await rawRequest(port, request);
+      expect(outcome.kind, label).toBe('response');
+      if (outcome.kind !== 'response') continue;
+      const { response } = outcome;
+      expect({ label, status: response.status }).toEqual({ label, status });
+      const body = JSON.parse(response.body.toString());
+      expect(body).toEqual({ error: { code: 'invalid_request', message: expect.any(String), requestId: response.headers['x-request-id'] } });
+    }
   });
 });
