@@ -111,6 +111,8 @@ async function serve(config: Config): Promise<void> {
     app.log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhooks may reach loopback and private addresses. Development only.');
   }
   if (!config.secretsKey) app.log.warn('SECRETS_KEY is not set: webhook signing secrets will be stored unencrypted.');
+  const { migrationsApplied } = app.context;
+  if (migrationsApplied.length > 0) app.log.info({ migrations: migrationsApplied }, `applied ${migrationsApplied.length} database migration(s)`);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) {
@@ -154,12 +156,13 @@ const COMMANDS: Command[] = [
     async run({ config }) {
       const { openStorage } = await import('./storage/database.js');
       const storage = openStorage(config().databaseUrl);
+      let applied: string[];
       try {
-        await storage.migrate();
+        applied = await storage.migrate();
       } finally {
         await storage.close();
       }
-      console.log('migrations applied');
+      console.log(applied.length > 0 ? `migrations applied: ${applied.join(', ')}` : 'migrations applied: none pending, the database is current');
     },
   },
   {

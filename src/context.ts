@@ -51,6 +51,8 @@ export interface AppContext {
   storage: Storage;
   services: Services;
   rateLimiter: RateLimiter;
+  /** The migrations this start applied (none when the database was current). */
+  migrationsApplied: string[];
   close(): Promise<void>;
 }
 
@@ -62,8 +64,9 @@ export interface ContextOptions {
 export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
   const storage = openStorage(config.databaseUrl);
+  let migrationsApplied: string[];
   try {
-    await storage.migrate();
+    migrationsApplied = await storage.migrate();
   } catch (error) {
     await storage.close();
     throw error;
@@ -141,6 +144,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     storage,
     services,
     rateLimiter: new RateLimiter(newCounter(), clock),
+    migrationsApplied,
     async close() {
       await sender.close();
       await bus.close();

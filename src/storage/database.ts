@@ -21,8 +21,8 @@ export interface Storage {
    * commits, and not on this process's own commits; in-memory read models compare it before use.
    */
   dataVersion: (() => number) | undefined;
-  /** Applies pending migrations; safe to call from several processes at once. */
-  migrate(): Promise<void>;
+  /** Applies pending migrations and returns the names of those it applied; safe to call from several processes at once. */
+  migrate(): Promise<string[]>;
   /** A lightweight read of a real table, for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -57,12 +57,13 @@ export function openStorage(databaseUrl: string): Storage {
   // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
   // On PostgreSQL its tables go in the current schema, named explicitly: otherwise the migrator
   // would take another schema's migration table for its own.
-  async function migrateOnce(): Promise<void> {
+  async function migrateOnce(): Promise<string[]> {
     const migrationTableSchema =
       backend === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
     const { error, results } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema }).migrateToLatest();
     const failed = results?.find((result) => result.status === 'Error');
     if (error) throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, { cause: error });
+    return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
   }
 
   return {

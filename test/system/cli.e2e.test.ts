@@ -76,9 +76,11 @@ describe('devdata CLI (built)', () => {
   it('migrate exits 0, creates the database, and may run again', async () => {
     const first = await cli('migrate');
     expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^migrations applied: 0001_foundation, .*0009_creation_order/);
     expect(existsSync(dbPath)).toBe(true);
     const second = await cli('migrate');
     expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim()).toBe('migrations applied: none pending, the database is current');
 
     const db = new SQLite(dbPath, { readonly: true });
     try {
