@@ -6,6 +6,8 @@ import { EventSource } from 'eventsource';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventRoutes, eventSchemas } from '../../src/areas/events/routes.js';
 import { StreamHub } from '../../src/areas/events/stream.js';
+import { resourceSchemas } from '../../src/areas/resources/routes.js';
+import { scheduleSchemas } from '../../src/areas/schedules/routes.js';
 import { installValidation } from '../../src/platform/validation.js';
 import { TestApp, useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
 import { sleep } from '../support/wait.js';
@@ -567,7 +569,8 @@ describe('event stream heartbeat', () => {
     const hub = new StreamHub(events, 5, async (credentials) => new Set(credentials.map((credential) => credential.id)), 50);
     const server = Fastify({ logger: false });
     installValidation(server);
-    for (const schema of eventSchemas) server.addSchema(schema);
+    // The event schemas refer to the Resource and ScheduleAction components.
+    for (const schema of [...resourceSchemas, ...scheduleSchemas, ...eventSchemas]) server.addSchema(schema);
     server.decorateRequest('credential', undefined);
     server.addHook('onRequest', async (request) => {
       request.credential = {

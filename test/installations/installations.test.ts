@@ -1,15 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Installation as BuiltInstallation } from '../../src/areas/installations/service.js';
-import { installationsDirectory } from '../../src/paths.js';
-import { useTestApp } from '../support/app.js';
+import { TestApp, useTestApp } from '../support/app.js';
 import { expectError } from '../support/expect.js';
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
-/** An installation as the list shows it: the build's record and where to download it. */
+/** An installation as the list shows it: its record and where to download it. */
 interface Installation extends BuiltInstallation {
   downloadUrl: string;
 }
@@ -33,7 +30,7 @@ describe('installations', () => {
   }
 
   describe('GET /api/v1/installations', () => {
-    it('lists the files the build made, described by size and sha256', async () => {
+    it('lists the OpenAPI document, described by size and sha256', async () => {
       const caller = await app().account(['integrations:read']);
       const response = await app().request({ url: '/api/v1/installations', key: caller.key });
       expect(response.status).toBe(200);
@@ -48,11 +45,28 @@ describe('installations', () => {
         sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
         downloadUrl: '/api/v1/installations/openapi-document/download',
       });
-      // The listed figures describe the very file the build wrote.
+      // The listed figures describe the very document GET /openapi.json serves.
       const installation = response.json.data[0] as Installation;
-      const onDisk = await readFile(join(installationsDirectory(), installation.filename));
-      expect(installation.size).toBe(onDisk.length);
-      expect(installation.sha256).toBe(sha256(onDisk));
+      const served = Buffer.from((await app().request({ url: '/openapi.json' })).body);
+      expect(installation.size).toBe(served.length);
+      expect(installation.sha256).toBe(sha256(served));
+    });
+
+    it('serves the document for this server\'s base URL, byte for byte the one /openapi.json serves', async () => {
+      const t = await TestApp.start({ env: { BASE_URL: 'https://data.acme.test' } });
+      try {
+        const caller = await t.account(['integrations:read']);
+        const served = await t.request({ url: '/openapi.json' });
+        const downloaded = await t.app.inject({ url: '/api/v1/installations/openapi-document/download', headers: { authorization: `Bearer ${caller.key}` } });
+        expect(downloaded.statusCode).toBe(200);
+        expect(downloaded.rawPayload.equals(Buffer.from(served.body))).toBe(true);
+        const document = JSON.parse(downloaded.body);
+        expect(document.servers).toEqual([{ url: 'https://data.acme.test' }]);
+        expect(document.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe('https://data.acme.test/oauth/token');
+        expect(downloaded.body).not.toContain('devdata.example');
+      } finally {
+        await t.close();
+      }
     });
 
     it('needs integrations:read (403) and a credential (401)', async () => {

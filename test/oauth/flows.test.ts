@@ -93,7 +93,7 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
     expect(document.paths['/oauth/token'].post.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TokenResponse' });
     expect(document.paths['/oauth/token'].post.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OAuthError' });
     expect(Object.keys(document.paths['/oauth/authorize'].get.responses['200'].content)).toEqual(['text/html']);
-    expect(document.paths['/oauth/authorize'].post.responses['303'].headers).toHaveProperty('location');
+    expect(document.paths['/oauth/authorize'].post.responses['303'].headers).toHaveProperty('Location');
     expect(document.components.securitySchemes.oauth2.flows).toEqual({
       authorizationCode: { authorizationUrl: `${base}/oauth/authorize`, tokenUrl: `${base}/oauth/token`, refreshUrl: `${base}/oauth/token`, scopes: expect.any(Object) },
       clientCredentials: { tokenUrl: `${base}/oauth/token`, scopes: expect.any(Object) },

@@ -39,6 +39,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
     {
       config,
       schema: {
+        operationId: 'createApp',
         summary: 'Register an application',
         tags: ['apps'],
         body: Type.Object({ name: DisplayName(), type: AppType, redirectUris: RedirectUris, scopes: Scopes }, { additionalProperties: false }),
@@ -50,13 +51,13 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
 
   app.get(
     '/api/v1/apps',
-    { config, schema: { summary: 'List applications', tags: ['apps'], response: { 200: Type.Object({ data: Type.Array(ref('App')) }) } } },
+    { config, schema: { operationId: 'listApps', summary: 'List applications', tags: ['apps'], response: { 200: Type.Object({ data: Type.Array(ref('App')) }) } } },
     async (request) => ({ data: await apps.list(credentialOf(request).accountId) }),
   );
 
   app.get(
     '/api/v1/apps/:id',
-    { config, schema: { summary: 'Get an application', tags: ['apps'], params: IdParams, response: { 200: ref('App') } } },
+    { config, schema: { operationId: 'getApp', summary: 'Get an application', tags: ['apps'], params: IdParams, response: { 200: ref('App') } } },
     async (request) => apps.get(credentialOf(request).accountId, request.params.id),
   );
 
@@ -65,6 +66,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
     {
       config,
       schema: {
+        operationId: 'updateApp',
         summary: 'Change an application',
         tags: ['apps'],
         params: IdParams,
@@ -85,7 +87,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
 
   app.delete(
     '/api/v1/apps/:id',
-    { config, schema: { summary: 'Delete an application (ends its connections and tokens)', tags: ['apps'], params: IdParams, response: { 204: NoContent } } },
+    { config, schema: { operationId: 'deleteApp', summary: 'Delete an application (ends its connections and tokens)', tags: ['apps'], params: IdParams, response: { 204: NoContent } } },
     async (request, reply) => {
       await apps.delete(credentialOf(request), request.params.id, endConnections);
       return reply.code(204).send(null);
@@ -94,7 +96,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
 
   app.post(
     '/api/v1/apps/:id/rotate-secret',
-    { config, schema: { summary: 'Replace the client secret', tags: ['apps'], params: IdParams, response: { 200: ref('AppWithSecret') } } },
+    { config, schema: { operationId: 'rotateAppSecret', summary: 'Replace the client secret', tags: ['apps'], params: IdParams, response: { 200: ref('AppWithSecret') } } },
     async (request) => apps.rotateSecret(credentialOf(request), request.params.id),
   );
 };

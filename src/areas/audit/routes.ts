@@ -38,6 +38,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
     {
       config: { auth: { scopes: ['usage:read'] } },
       schema: {
+        operationId: 'listAuditRecords',
         summary: 'Read the audit history, oldest first',
         tags: ['usage'],
         querystring: AuditQuery,

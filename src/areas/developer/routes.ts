@@ -37,6 +37,7 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
     {
       config: publicRoute,
       schema: {
+        operationId: 'signUp',
         summary: 'Create a developer account and start a session (no API key is returned)',
         tags: ['developer'],
         body: Type.Object(
@@ -60,7 +61,7 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
 
   app.get(
     '/api/v1/developer/session',
-    { config: publicRoute, schema: { summary: 'The current developer session (cookie)', tags: ['developer'], response: { 200: ref('DeveloperSession') } } },
+    { config: publicRoute, schema: { operationId: 'getDeveloperSession', summary: 'The current developer session (cookie)', tags: ['developer'], response: { 200: ref('DeveloperSession') } } },
     async (request) => {
       const session = await developer.session(request.cookies[SESSION_COOKIE]);
       if (!session) throw unauthorized('No valid developer session', request.cookies[SESSION_COOKIE] !== undefined);
@@ -70,7 +71,7 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
 
   app.post(
     '/api/v1/developer/logout',
-    { config: publicRoute, schema: { summary: 'End the developer session and expire its cookie', tags: ['developer'], response: { 204: NoContent } } },
+    { config: publicRoute, schema: { operationId: 'logOut', summary: 'End the developer session and expire its cookie', tags: ['developer'], response: { 204: NoContent } } },
     async (request, reply) => {
       await developer.logout(request.cookies[SESSION_COOKIE]);
       reply.header('set-cookie', sessionCookie('', 0));

@@ -1,6 +1,6 @@
 // Polling, publishing and streaming the account's event log.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { invalidField } from '../../platform/errors.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
@@ -10,14 +10,49 @@ import type { StreamHub } from './stream.js';
 
 export const EVENT_BODY_LIMIT = 64 * 1024;
 
-const EventSchema = Type.Object(
-  {
-    id: Type.Integer({ description: "Position in the account's event sequence" }),
-    type: Type.String(),
-    data: Type.Record(Type.String(), Type.Unknown()),
-    createdAt: Timestamp,
-  },
-  { $id: 'Event' },
+const CustomType = Type.String({ pattern: '^custom\\.[A-Za-z0-9_.:-]{1,100}$', description: '`custom.` followed by 1-100 of [A-Za-z0-9_.:-]' });
+
+/** One event type's shape: its `type` and its own `data`, so generated clients can tell them apart. */
+const eventOfType = (id: string, type: TSchema, data: TSchema, description: string) =>
+  Object.assign(
+    Type.Object({ id: Type.Integer({ description: "Position in the account's event sequence" }), type, data, createdAt: Timestamp }, { description }),
+    { $id: id },
+  );
+const resourceData = (description: string) => Type.Object({ resource: ref('Resource') }, { description });
+
+const EventSchemas = [
+  eventOfType('ResourceCreatedEvent', Type.Literal('resource.created'), resourceData('The resource as created'), 'A resource was created'),
+  eventOfType(
+    'ResourceUpdatedEvent',
+    Type.Literal('resource.updated'),
+    Type.Object(
+      {
+        resource: ref('Resource'),
+        changed: Type.Array(Type.String(), { description: 'The sent fields whose value differs (empty when none did)' }),
+      },
+      { description: 'The resource after the change' },
+    ),
+    'A resource was changed',
+  ),
+  eventOfType('ResourceDeletedEvent', Type.Literal('resource.deleted'), resourceData('The resource as it was'), 'A resource was deleted'),
+  eventOfType(
+    'ScheduleExecutedEvent',
+    Type.Literal('schedule.executed'),
+    Type.Object({
+      schedule: Type.Object({ id: Type.String(), name: Type.String() }),
+      scheduledFor: Timestamp,
+      executedAt: Timestamp,
+      action: ref('ScheduleAction'),
+      outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]),
+      error: Type.Optional(Type.String({ description: 'Why the action failed' })),
+    }),
+    'A schedule ran',
+  ),
+  eventOfType('CustomEvent', CustomType, Type.Record(Type.String(), Type.Unknown(), { description: 'What the publisher sent' }), 'Published by a caller (custom.*)'),
+];
+const EventSchema = Type.Union(
+  EventSchemas.map((schema) => ref(schema.$id)),
+  { $id: 'Event', description: 'Any event; `type` tells which' },
 );
 const EventPage = Type.Object(
   {
@@ -35,13 +70,13 @@ const TypeFilterParam = Type.String({
 });
 const PublishBody = Type.Object(
   {
-    type: Type.String({ pattern: '^custom\\.[A-Za-z0-9_.:-]{1,100}$', description: '`custom.` followed by 1-100 of [A-Za-z0-9_.:-]' }),
+    type: CustomType,
     data: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: false },
 );
 
-export const eventSchemas = [EventSchema, EventPage];
+export const eventSchemas = [...EventSchemas, EventSchema, EventPage];
 
 /** Last-Event-ID wins over `after`: a reconnecting client keeps its original URL. */
 function streamCursor(lastEventId: string | undefined, after: number | undefined): number | undefined {
@@ -56,6 +91,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     {
       config: { auth: { scopes: ['events:read'] } },
       schema: {
+        operationId: 'listEvents',
         summary: 'Read events after a cursor, oldest first',
         tags: ['events'],
         querystring: Type.Object({
@@ -78,7 +114,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     {
       config: { auth: { scopes: ['events:write'] } },
       bodyLimit: EVENT_BODY_LIMIT,
-      schema: { summary: 'Publish a custom event', tags: ['events'], body: PublishBody, response: { 201: ref('Event') } },
+      schema: { operationId: 'publishEvent', summary: 'Publish a custom event', tags: ['events'], body: PublishBody, response: { 201: ref('CustomEvent') } },
     },
     async (request, reply) => {
       const event = await events.publishCustom(credentialOf(request).accountId, request.body.type, request.body.data);
@@ -91,6 +127,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     {
       config: { auth: { scopes: ['events:read'] } },
       schema: {
+        operationId: 'streamEvents',
         summary: 'Follow events live (Server-Sent Events)',
         description:
           'Replays events after `Last-Event-ID` (or `after`), then sends new ones as they happen. Each message has `id`, `event` (the type) and `data` (the Event as JSON). Without a cursor the stream starts at the newest event. A comment line is sent every 15 seconds.',

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { IdParams, NoContent, ref } from '../../platform/schemas.js';
+import { API_VERSION, openApiJson } from '../../platform/openapi.js';
+import { IdParams, NoContent, ref, withHeaders } from '../../platform/schemas.js';
 import type { InstallationsService } from './service.js';
 
 const InstallationSchema = Type.Object(
@@ -49,10 +50,19 @@ function noneMatch(header: string | undefined, etag: string): boolean {
 
 export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: InstallationsService }> = async (app, { installations }) => {
   const config = { auth: { scopes: ['integrations:read' as const] } };
+  // The very document GET /openapi.json serves, so it names this server's base URL.
+  installations.addRendered({
+    id: 'openapi-document',
+    name: 'OpenAPI document',
+    description: 'The machine-readable description of this API (OpenAPI 3.1), for generating clients',
+    version: API_VERSION,
+    filename: `devdata-openapi-${API_VERSION}.json`,
+    render: () => openApiJson(app),
+  });
 
   app.get(
     '/api/v1/installations',
-    { config, schema: { summary: 'Files to download', tags: ['installations'], response: { 200: Type.Object({ data: Type.Array(ref('Installation')) }) } } },
+    { config, schema: { operationId: 'listInstallations', summary: 'Files to download', tags: ['installations'], response: { 200: Type.Object({ data: Type.Array(ref('Installation')) }) } } },
     async () => ({
       data: (await installations.list()).map((installation) => ({
         ...installation,
@@ -66,14 +76,15 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
     {
       config,
       schema: {
+        operationId: 'downloadInstallation',
         summary: 'Download a file (Range requests supported)',
         tags: ['installations'],
         params: IdParams,
         headers: Type.Object({ range: Type.Optional(Type.String()), 'if-none-match': Type.Optional(Type.String()) }),
         response: {
-          200: { description: 'The file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } },
-          206: { description: 'Part of the file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } },
-          304: NoContent,
+          200: withHeaders({ description: 'The file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } }, 'ETag'),
+          206: withHeaders({ description: 'Part of the file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } }, 'ETag'),
+          304: withHeaders(NoContent, 'ETag'),
           416: ref('Error'),
         },
       },

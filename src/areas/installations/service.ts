@@ -1,9 +1,10 @@
-// Files a user can download: artifacts that the build produces from the repository (the
-// OpenAPI document now; client packages later), listed in a manifest beside them.
+// Files a user can download: documents the running server renders (the OpenAPI document, for
+// its own base URL) and files a build writes into a directory, listed in a manifest beside them.
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { notFound } from '../../platform/errors.js';
 
 export interface Installation {
@@ -18,18 +19,35 @@ export interface Installation {
 
 export const MANIFEST = 'manifest.json';
 
+/** An installation the server renders itself; `render` is called for every request, so it should cache. */
+export interface RenderedInstallation extends Omit<Installation, 'size' | 'sha256'> {
+  render: () => string;
+}
+
 export class InstallationsService {
   private manifest: Promise<Installation[]> | undefined;
+  private readonly rendered = new Map<string, RenderedInstallation>();
+  /** The bytes and digest of the latest rendering of each rendered installation. */
+  private readonly renderings = new Map<string, { text: string; bytes: Buffer; sha256: string }>();
 
   constructor(private readonly directory: string) {}
 
-  /** The manifest written by the build; no build output means no installations, not an error. */
-  list(): Promise<Installation[]> {
+  /** Offers a document the server makes (listed before the built files). */
+  addRendered(installation: RenderedInstallation): void {
+    this.rendered.set(installation.id, installation);
+  }
+
+  /** The rendered installations, then the built files' manifest (no build output: no files, not an error). */
+  async list(): Promise<Installation[]> {
     this.manifest ??= readFile(join(this.directory, MANIFEST), 'utf8').then(
       (text) => JSON.parse(text) as Installation[],
       () => [],
     );
-    return this.manifest;
+    const rendered = [...this.rendered.values()].map(({ render: _render, ...installation }) => {
+      const { bytes, sha256 } = this.rendering(installation.id);
+      return { ...installation, size: bytes.length, sha256 };
+    });
+    return [...rendered, ...(await this.manifest).filter((built) => !this.rendered.has(built.id))];
   }
 
   async get(id: string): Promise<Installation> {
@@ -39,6 +57,21 @@ export class InstallationsService {
   }
 
   open(installation: Installation, range?: { start: number; end: number }): Readable {
+    if (this.rendered.has(installation.id)) {
+      const { bytes } = this.rendering(installation.id);
+      return Readable.from([range ? bytes.subarray(range.start, range.end + 1) : bytes]);
+    }
     return createReadStream(join(this.directory, installation.filename), range);
+  }
+
+  private rendering(id: string): { bytes: Buffer; sha256: string } {
+    const text = (this.rendered.get(id) as RenderedInstallation).render();
+    let rendering = this.renderings.get(id);
+    if (rendering?.text !== text) {
+      const bytes = Buffer.from(text);
+      rendering = { text, bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+      this.renderings.set(id, rendering);
+    }
+    return rendering;
   }
 }

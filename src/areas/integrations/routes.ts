@@ -41,7 +41,7 @@ export const integrationRoutes: FastifyPluginAsyncTypebox<{ resources: Resources
     '/api/v1/integrations/home-assistant',
     {
       config: { auth: { scopes: ['integrations:read'] } },
-      schema: { summary: 'Home Assistant integration information', tags: ['integrations'], response: { 200: ref('HomeAssistantInfo') } },
+      schema: { operationId: 'getHomeAssistantInfo', summary: 'Home Assistant integration information', tags: ['integrations'], response: { 200: ref('HomeAssistantInfo') } },
     },
     async () => ({
       domain: HOME_ASSISTANT_DOMAIN,
@@ -63,6 +63,7 @@ export const integrationRoutes: FastifyPluginAsyncTypebox<{ resources: Resources
     {
       config: { auth: { scopes: ['integrations:read', 'resources:read'] } },
       schema: {
+        operationId: 'getHomeAssistantSnapshot',
         summary: 'Every resource and the event cursor they correspond to, read in one transaction',
         tags: ['integrations'],
         response: { 200: ref('HomeAssistantSnapshot') },

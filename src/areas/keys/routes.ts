@@ -56,7 +56,7 @@ export const keySchemas = [ApiKey, CreatedApiKey, CredentialSummary];
 export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async (app, { keys }) => {
   app.get(
     '/api/v1/auth/me',
-    { schema: { summary: 'Describe the calling credential', tags: ['keys'], response: { 200: ref('CredentialSummary') } } },
+    { schema: { operationId: 'getCurrentCredential', summary: 'Describe the calling credential', tags: ['keys'], response: { 200: ref('CredentialSummary') } } },
     async (request) => {
       const credential = credentialOf(request);
       return {
@@ -77,7 +77,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
     '/api/v1/keys',
     {
       config: { auth: { scopes: ['keys:manage'] } },
-      schema: { summary: 'List active API keys', tags: ['keys'], response: { 200: Type.Object({ data: Type.Array(ref('ApiKey')) }) } },
+      schema: { operationId: 'listApiKeys', summary: 'List active API keys', tags: ['keys'], response: { 200: Type.Object({ data: Type.Array(ref('ApiKey')) }) } },
     },
     async (request) => ({ data: await keys.list(credentialOf(request).accountId) }),
   );
@@ -86,7 +86,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
     '/api/v1/keys',
     {
       config: { auth: { scopes: ['keys:manage'] } },
-      schema: { summary: 'Create an API key', tags: ['keys'], body: CreateKeyBody, response: { 201: ref('CreatedApiKey') } },
+      schema: { operationId: 'createApiKey', summary: 'Create an API key', tags: ['keys'], body: CreateKeyBody, response: { 201: ref('CreatedApiKey') } },
     },
     async (request, reply) => {
       const created = await keys.create(credentialOf(request), request.body);
@@ -99,7 +99,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
     '/api/v1/keys/:id',
     {
       config: { auth: { scopes: ['keys:manage'] } },
-      schema: { summary: 'Revoke an API key immediately', tags: ['keys'], params: IdParams, response: { 204: NoContent } },
+      schema: { operationId: 'revokeApiKey', summary: 'Revoke an API key immediately', tags: ['keys'], params: IdParams, response: { 204: NoContent } },
     },
     async (request, reply) => {
       const credential = credentialOf(request);

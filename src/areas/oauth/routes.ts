@@ -118,7 +118,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
 
   app.get(
     '/.well-known/oauth-authorization-server',
-    { config: publicRoute, schema: { summary: 'Authorization server metadata (RFC 8414)', tags: ['oauth'], response: { 200: ref('AuthorizationServerMetadata') } } },
+    { config: publicRoute, schema: { operationId: 'getAuthorizationServerMetadata', summary: 'Authorization server metadata (RFC 8414)', tags: ['oauth'], response: { 200: ref('AuthorizationServerMetadata') } } },
     async () => {
       const issuer = oauth.issuer;
       return {
@@ -166,6 +166,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
     {
       config: publicRoute,
       schema: {
+        operationId: 'showAuthorizationPage',
         summary: 'The approval page (browser)',
         tags: ['oauth'],
         querystring: AuthorizeParams,
@@ -185,6 +186,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
     {
       config: publicRoute,
       schema: {
+        operationId: 'submitAuthorizationPage',
         summary: 'The approval page’s choice: Connect (with an API key) or Cancel',
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
@@ -237,6 +239,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
     {
       config: publicRoute,
       schema: {
+        operationId: 'requestToken',
         summary: 'Token endpoint: authorization_code, refresh_token, client_credentials',
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
@@ -257,6 +260,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
     {
       config: publicRoute,
       schema: {
+        operationId: 'revokeToken',
         summary: 'Revoke a token (RFC 7009): a refresh token ends its connection',
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],

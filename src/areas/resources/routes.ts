@@ -2,14 +2,20 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import { RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
+import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp, withHeaders } from '../../platform/schemas.js';
+import { NAME_MAX, RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
 
 const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
 const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], { description: 'sensor: number or text; binary_sensor and switch: boolean; text: text' });
 const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'Free details such as unit_of_measurement; at most 16 KiB as JSON' });
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, uniqueItems: true });
-const Name = Type.String({ minLength: 1, maxLength: 1000, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$', description: '1-200 characters after trimming, no control characters' });
+// The length rule applies after trimming, which a JSON Schema cannot say: the service checks it
+// (NAME_MAX), and the schema states it only in words, so that no second number can disagree.
+const Name = Type.String({
+  minLength: 1,
+  pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$',
+  description: `1-${NAME_MAX} characters after trimming surrounding white space; no control characters`,
+});
 
 const ResourceSchema = Type.Object(
   {
@@ -72,7 +78,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
 
   app.post(
     '/api/v1/resources',
-    { config: write, schema: { summary: 'Create a resource', tags: ['resources'], body: CreateBody, response: { 201: ref('Resource') } } },
+    { config: write, schema: { operationId: 'createResource', summary: 'Create a resource', tags: ['resources'], body: CreateBody, response: { 201: withHeaders(ref('Resource'), 'ETag') } } },
     async (request, reply) => {
       const resource = await resources.create(credentialOf(request).accountId, request.body);
       return reply.code(201).send(withEtag(reply, resource));
@@ -84,6 +90,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     {
       config: read,
       schema: {
+        operationId: 'listResources',
         summary: 'List resources in creation order',
         tags: ['resources'],
         querystring: Type.Object({
@@ -107,11 +114,12 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     {
       config: read,
       schema: {
+        operationId: 'getResource',
         summary: 'Get a resource',
         tags: ['resources'],
         params: IdParams,
         headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
-        response: { 200: ref('Resource'), 304: NoContent },
+        response: { 200: withHeaders(ref('Resource'), 'ETag'), 304: withHeaders(NoContent, 'ETag') },
       },
     },
     async (request, reply) => {
@@ -128,12 +136,13 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     {
       config: write,
       schema: {
+        operationId: 'updateResource',
         summary: 'Change some of a resource’s fields',
         tags: ['resources'],
         params: IdParams,
         headers: ConditionalHeaders,
         body: UpdateBody,
-        response: { 200: ref('Resource') },
+        response: { 200: withHeaders(ref('Resource'), 'ETag') },
       },
     },
     async (request, reply) => {
@@ -146,7 +155,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     '/api/v1/resources/:id',
     {
       config: write,
-      schema: { summary: 'Delete a resource', tags: ['resources'], params: IdParams, headers: ConditionalHeaders, response: { 204: NoContent } },
+      schema: { operationId: 'deleteResource', summary: 'Delete a resource', tags: ['resources'], params: IdParams, headers: ConditionalHeaders, response: { 204: NoContent } },
     },
     async (request, reply) => {
       await resources.delete(credentialOf(request).accountId, request.params.id, parseIfMatch(request.headers['if-match']));

@@ -6,7 +6,7 @@ import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform
 import type { ScheduleAction, SchedulesService } from './service.js';
 
 const Name = DisplayName();
-const Action = Type.Union([
+const actionVariants = [
   Type.Object(
     { type: Type.Literal('set_state'), resourceId: Type.String({ minLength: 1, maxLength: 100 }), state: Type.Union([Type.Number(), Type.String(), Type.Boolean()]) },
     { additionalProperties: false },
@@ -15,7 +15,9 @@ const Action = Type.Union([
     { type: Type.Literal('publish_event'), eventType: Type.String({ minLength: 1, maxLength: 120 }), data: Type.Record(Type.String(), Type.Unknown()) },
     { additionalProperties: false },
   ),
-]);
+];
+const Action = Type.Union(actionVariants);
+const ActionSchema = Type.Union(actionVariants, { $id: 'ScheduleAction', description: 'What a schedule does when it runs' });
 const Cron = Type.String({ minLength: 9, maxLength: 200, description: '5 fields: minute hour day-of-month month day-of-week' });
 const At = Type.String({ format: 'date-time', description: 'ISO 8601 time of a one-shot run' });
 const Timezone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, default UTC' });
@@ -27,7 +29,7 @@ const ScheduleSchema = Type.Object(
     cron: Type.Union([Type.String(), Type.Null()]),
     at: Type.Union([Timestamp, Type.Null()]),
     timezone: Type.String(),
-    action: Action,
+    action: ref('ScheduleAction'),
     enabled: Type.Boolean(),
     nextRunAt: Type.Union([Timestamp, Type.Null()]),
     lastRunAt: Type.Union([Timestamp, Type.Null()]),
@@ -48,7 +50,7 @@ const ExecutionSchema = Type.Object(
   { $id: 'ScheduleExecution' },
 );
 
-export const scheduleSchemas = [ScheduleSchema, ExecutionSchema];
+export const scheduleSchemas = [ActionSchema, ScheduleSchema, ExecutionSchema];
 
 export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesService }> = async (app, { schedules }) => {
   const config = { auth: { scopes: ['schedules:manage' as const] } };
@@ -58,6 +60,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
     {
       config,
       schema: {
+        operationId: 'createSchedule',
         summary: 'Create a schedule (set_state also needs resources:write; publish_event events:write)',
         tags: ['schedules'],
         body: Type.Object(
@@ -72,13 +75,13 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
 
   app.get(
     '/api/v1/schedules',
-    { config, schema: { summary: 'List schedules', tags: ['schedules'], response: { 200: Type.Object({ data: Type.Array(ref('Schedule')) }) } } },
+    { config, schema: { operationId: 'listSchedules', summary: 'List schedules', tags: ['schedules'], response: { 200: Type.Object({ data: Type.Array(ref('Schedule')) }) } } },
     async (request) => ({ data: await schedules.list(credentialOf(request).accountId) }),
   );
 
   app.get(
     '/api/v1/schedules/:id',
-    { config, schema: { summary: 'Get a schedule', tags: ['schedules'], params: IdParams, response: { 200: ref('Schedule') } } },
+    { config, schema: { operationId: 'getSchedule', summary: 'Get a schedule', tags: ['schedules'], params: IdParams, response: { 200: ref('Schedule') } } },
     async (request) => schedules.get(credentialOf(request).accountId, request.params.id),
   );
 
@@ -87,6 +90,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
     {
       config,
       schema: {
+        operationId: 'updateSchedule',
         summary: 'Change a schedule (cron or at replaces the other)',
         tags: ['schedules'],
         params: IdParams,
@@ -109,7 +113,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
 
   app.delete(
     '/api/v1/schedules/:id',
-    { config, schema: { summary: 'Delete a schedule', tags: ['schedules'], params: IdParams, response: { 204: NoContent } } },
+    { config, schema: { operationId: 'deleteSchedule', summary: 'Delete a schedule', tags: ['schedules'], params: IdParams, response: { 204: NoContent } } },
     async (request, reply) => {
       await schedules.delete(credentialOf(request), request.params.id);
       return reply.code(204).send(null);
@@ -118,7 +122,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
 
   app.post(
     '/api/v1/schedules/:id/run',
-    { config, schema: { summary: 'Run the schedule’s action now (also needs the action’s scope: resources:write or events:write)', tags: ['schedules'], params: IdParams, response: { 200: ref('ScheduleExecution') } } },
+    { config, schema: { operationId: 'runSchedule', summary: 'Run the schedule’s action now (also needs the action’s scope: resources:write or events:write)', tags: ['schedules'], params: IdParams, response: { 200: ref('ScheduleExecution') } } },
     async (request) => schedules.runNow(credentialOf(request), request.params.id),
   );
 };

@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config.js';
 import { ALL_SCOPES } from '../../platform/scopes.js';
-import { API_NAME, API_VERSION } from '../../platform/openapi.js';
-import { Timestamp } from '../../platform/schemas.js';
+import { API_NAME, API_VERSION, openApiJson } from '../../platform/openapi.js';
+import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import type { SystemService } from './service.js';
 
 export const ECHO_BODY_LIMIT = 16 * 1024;
@@ -61,6 +61,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
     {
       config: { auth: 'unmetered' },
       schema: {
+        operationId: 'getLiveness',
         summary: 'Liveness (legacy); never rate limited',
         tags: ['system'],
         response: { 200: Type.Object({ status: Type.Literal('ok') }) },
@@ -73,7 +74,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
     '/api/v1/health',
     {
       config: { auth: 'public' },
-      schema: { summary: 'Readiness: includes a storage read', tags: ['system'], response: { 200: Readiness, 503: Readiness } },
+      schema: { operationId: 'getReadiness', summary: 'Readiness: includes a storage read', tags: ['system'], response: { 200: ref('Readiness'), 503: ref('Readiness') } },
     },
     async (_request, reply) => {
       const storage = await system.checkStorage();
@@ -84,7 +85,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/api/v1/status',
-    { config: { auth: 'public' }, schema: { summary: 'Service status', tags: ['system'], response: { 200: Status, 503: Status } } },
+    { config: { auth: 'public' }, schema: { operationId: 'getStatus', summary: 'Service status', tags: ['system'], response: { 200: ref('Status'), 503: ref('Status') } } },
     async (_request, reply) => {
       const status = await system.status();
       return reply.code(status.ready ? 200 : 503).send(status);
@@ -93,7 +94,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/api/v1',
-    { config: { auth: 'public' }, schema: { summary: 'API name and version', tags: ['system'], response: { 200: ApiInfo } } },
+    { config: { auth: 'public' }, schema: { operationId: 'getApiInfo', summary: 'API name and version', tags: ['system'], response: { 200: ref('ApiInfo') } } },
     async () => ({ name: API_NAME, version: API_VERSION }),
   );
 
@@ -118,7 +119,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
   };
   app.get(
     '/api/v1/capabilities',
-    { config: { auth: 'public' }, schema: { summary: 'Feature discovery', tags: ['system'], response: { 200: Capabilities } } },
+    { config: { auth: 'public' }, schema: { operationId: 'getCapabilities', summary: 'Feature discovery', tags: ['system'], response: { 200: ref('Capabilities') } } },
     async () => capabilities,
   );
 
@@ -127,12 +128,14 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
     {
       config: { auth: 'public' },
       schema: {
+        operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI 3.1 document',
         tags: ['system'],
-        response: { 200: Type.Object({}, { additionalProperties: true }) },
+        // Sent as the JSON text made once (openApiJson), hence the string type.
+        response: { 200: Type.Unsafe<string>(Type.Object({}, { additionalProperties: true, description: 'An OpenAPI 3.1 document' })) },
       },
     },
-    async () => app.swagger(),
+    async (_request, reply) => reply.type(JSON_CONTENT_TYPE).send(openApiJson(app)),
   );
 
   app.post(
@@ -140,7 +143,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
     {
       config: { auth: 'public' },
       bodyLimit: ECHO_BODY_LIMIT,
-      schema: { summary: 'Echo a message back', tags: ['system'], body: EchoRequest, response: { 200: EchoResponse } },
+      schema: { operationId: 'echo', summary: 'Echo a message back', tags: ['system'], body: EchoRequest, response: { 200: ref('Echo') } },
     },
     async (request) => ({ message: request.body.message, receivedAt: new Date().toISOString() }),
   );

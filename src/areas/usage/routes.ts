@@ -26,6 +26,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService }> = a
     {
       config: { auth: { scopes: ['usage:read'] } },
       schema: {
+        operationId: 'getUsage',
         summary: 'Daily usage of the account (UTC days, oldest first)',
         tags: ['usage'],
         querystring: Type.Object({ days: Type.Integer({ minimum: 1, maximum: 90, default: 30 }) }),

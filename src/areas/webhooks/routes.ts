@@ -60,6 +60,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: manageAndRead,
       schema: {
+        operationId: 'createWebhook',
         summary: 'Create a webhook',
         tags: ['webhooks'],
         body: Type.Object(
@@ -74,13 +75,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.get(
     '/api/v1/webhooks',
-    { config: manage, schema: { summary: 'List webhooks', tags: ['webhooks'], response: { 200: Type.Object({ data: Type.Array(ref('Webhook')) }) } } },
+    { config: manage, schema: { operationId: 'listWebhooks', summary: 'List webhooks', tags: ['webhooks'], response: { 200: Type.Object({ data: Type.Array(ref('Webhook')) }) } } },
     async (request) => ({ data: await webhooks.list(credentialOf(request).accountId) }),
   );
 
   app.get(
     '/api/v1/webhooks/:id',
-    { config: manage, schema: { summary: 'Get a webhook', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('Webhook') } } },
+    { config: manage, schema: { operationId: 'getWebhook', summary: 'Get a webhook', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('Webhook') } } },
     async (request) => webhooks.get(credentialOf(request).accountId, request.params.id),
   );
 
@@ -89,6 +90,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: manage,
       schema: {
+        operationId: 'updateWebhook',
         summary: 'Change a webhook (pausing needs webhooks:manage; editing name, url or events and enabling also events:read)',
         tags: ['webhooks'],
         params: WebhookParams,
@@ -104,7 +106,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.delete(
     '/api/v1/webhooks/:id',
-    { config: manage, schema: { summary: 'Delete a webhook', tags: ['webhooks'], params: WebhookParams, response: { 204: NoContent } } },
+    { config: manage, schema: { operationId: 'deleteWebhook', summary: 'Delete a webhook', tags: ['webhooks'], params: WebhookParams, response: { 204: NoContent } } },
     async (request, reply) => {
       await webhooks.delete(credentialOf(request), request.params.id);
       return reply.code(204).send(null);
@@ -116,6 +118,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: manage,
       schema: {
+        operationId: 'listWebhookDeliveries',
         summary: 'Delivery attempts and results, newest first (pending, and the latest 500 completed)',
         tags: ['webhooks'],
         params: WebhookParams,
@@ -130,6 +133,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: manage,
       schema: {
+        operationId: 'retryWebhookDelivery',
         summary: 'Queue a completed delivery again',
         tags: ['webhooks'],
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), deliveryId: Type.String({ minLength: 1, maxLength: 100 }) }),
@@ -143,7 +147,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     '/api/v1/webhooks/:id/rotate-secret',
     {
       config: manage,
-      schema: { summary: 'Replace the signing secret', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('WebhookWithSecret') } },
+      schema: { operationId: 'rotateWebhookSecret', summary: 'Replace the signing secret', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('WebhookWithSecret') } },
     },
     async (request) => webhooks.rotateSecret(credentialOf(request), request.params.id),
   );
