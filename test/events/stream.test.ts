@@ -91,6 +91,8 @@ async function openRaw(url: string, key: string | undefined, headers: Record<str
   });
   const messages: SseMessage[] = [];
   const comments: string[] = [];
+  /** Ids sent without data: the opening position and a filtered stream's heartbeats. */
+  const positions: string[] = [];
   let raw = '';
   let ended = false;
   const close = () => controller.abort();
@@ -127,7 +129,9 @@ async function openRaw(url: string, key: string | undefined, headers: Record<str
             }
           }
           message.data = dataLines.join('\n');
-          if (isMessage) messages.push(message);
+          // A block without data (the stream's opening id) sets Last-Event-ID and dispatches nothing.
+          if (isMessage && dataLines.length > 0) messages.push(message);
+          else if (message.id !== undefined) positions.push(message.id);
         }
       }
     } catch {
@@ -140,6 +144,7 @@ async function openRaw(url: string, key: string | undefined, headers: Record<str
     response,
     messages,
     comments,
+    positions,
     raw: () => raw,
     ended: () => ended,
     pump,
@@ -364,6 +369,23 @@ describe('event stream', () => {
     await sleep(50);
     expect(source.ids()).toEqual([6, 7]);
     expect(source.received.map((message) => message.type)).toEqual(['custom.new', 'custom.new']);
+  });
+
+  it('names its starting position at once, so a client without a cursor can resume before its first event', async () => {
+    const caller = await app().account(['events:read', 'events:write']);
+    for (let i = 1; i <= 3; i++) await publish(caller.key, 'custom.old', { i });
+    const first = await openRaw(`${base}/api/v1/events/stream`, caller.key);
+    await waitFor(() => first.positions.length > 0, 'the opening id', 2000);
+    expect(first.positions).toEqual(['3']);
+    expect(first.messages).toEqual([]);
+    first.close();
+    // Written while no stream was open: a client resuming from the opening id misses nothing.
+    await publish(caller.key, 'custom.gap', { i: 4 });
+    const resumed = await openRaw(`${base}/api/v1/events/stream`, caller.key, { 'last-event-id': first.positions[0] as string });
+    await waitFor(() => resumed.ids().includes(4), 'the event written in between', 2000);
+    expect(resumed.positions).toEqual(['3']);
+    expect(resumed.ids()).toEqual([4]);
+    resumed.close();
   });
 
   it('delivers only matching events with ?type, across replay and live', async () => {

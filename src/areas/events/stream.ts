@@ -52,6 +52,11 @@ class EventStream {
   async start(after: number): Promise<void> {
     this.unsubscribe = this.events.bus.subscribe(this.accountId, (event) => this.receive(event));
     this.lastSeen = after;
+    // The stream names its starting point at once (an id without data dispatches nothing), so a
+    // client that connected without a cursor, and so started at the newest event, can resume from
+    // here without a gap even if it is cut off before its first event.
+    this.write(`: connected\nid: ${after}\n\n`);
+    this.lastSentId = after;
     const newest = await this.events.newestId(this.accountId);
     await this.replay(newest);
     this.catchingUp = false;
