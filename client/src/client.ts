@@ -1,0 +1,144 @@
+// DevdataClient: a typed method for every operation (generated from the OpenAPI document), paging
+// as async iterators, and the live event stream.
+import createClient, { type Client } from 'openapi-fetch';
+import { explainExpiredCursor } from './errors.js';
+import { Operations } from './generated/operations.js';
+import type { paths } from './generated/openapi.js';
+import type { CallOptions } from './operation-types.js';
+import { EventStream, type EventStreamOptions } from './stream.js';
+import { createTransport, type Credential, type RetryOptions } from './transport.js';
+import type { ApiKey, App, AuditRecord, DevdataEvent, EventPage, Installation, Resource, ResourceType, Schedule, Webhook, WebhookDelivery } from './types.js';
+
+export interface DevdataClientOptions {
+  /** The service's base address, e.g. `https://devdata.example.com` (no `/api/v1`). */
+  baseUrl: string;
+  /** An API key (`ddk_…`) or an OAuth access token (`dda_…`), or a function returning a current one. */
+  apiKey?: Credential;
+  retry?: RetryOptions;
+  /** A fetch to use instead of the global one (tests, proxies, instrumentation). */
+  fetch?: typeof fetch;
+}
+
+export interface EventQuery {
+  /** Start after this event id (default 0: the oldest event retained). */
+  after?: number;
+  /** An exact event type, or a prefix ending in `.*` such as `custom.*`. */
+  type?: string;
+  /** Events per request, 1-1000 (default 100). */
+  limit?: number;
+}
+
+export interface ResourceQuery {
+  type?: ResourceType;
+  /** Every tag must match. */
+  tag?: string[];
+  /** Resources per request, 1-500 (default 50). */
+  limit?: number;
+}
+
+/** `"3"`: an If-Match (or If-None-Match) value for a resource version. */
+export function ifMatch(version: number): string {
+  return `"${version}"`;
+}
+
+export class DevdataClient extends Operations {
+  /**
+   * The openapi-fetch client of the same API, for what the methods do not cover (another media
+   * type, raw responses): `await devdata.api.GET('/api/v1/resources/{id}', { params: { path: { id } } })`.
+   * Calls through it also throw a DevdataError for any error status.
+   */
+  readonly api: Client<paths>;
+  readonly baseUrl: string;
+  private readonly options: DevdataClientOptions;
+
+  constructor(options: DevdataClientOptions) {
+    super();
+    this.options = options;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.api = createClient<paths>({
+      baseUrl: this.baseUrl,
+      fetch: createTransport({ credential: options.apiKey, retry: options.retry, fetch: options.fetch }),
+    });
+  }
+
+  protected async call(method: string, path: string, input: object | undefined, options: CallOptions | undefined, parseAs: 'json' | 'arrayBuffer'): Promise<unknown> {
+    const { body, ...params } = (input ?? {}) as { body?: unknown };
+    const init = { params, body, parseAs, signal: options?.signal, headers: options?.headers };
+    const result = await this.api.request(method as 'get', path as '/api/v1', init as never);
+    // Errors were thrown by the transport; what is left is data, nothing (204) or not modified (304).
+    return (result as { data?: unknown }).data;
+  }
+
+  /** Pages of the event log from `after` until the newest event; each page's `cursor` is the next `after`. */
+  async *eventPages(query: EventQuery = {}, options?: CallOptions): AsyncGenerator<EventPage> {
+    let after = query.after ?? 0;
+    for (;;) {
+      const page = await this.listEvents({ query: { ...query, after } }, options).catch((error: unknown) => {
+        throw explainExpiredCursor(error, after);
+      });
+      yield page;
+      if (!page.hasMore) return;
+      after = page.cursor;
+    }
+  }
+
+  /** Every event after `after` (oldest first), up to the newest one when iteration began. */
+  async *iterateEvents(query: EventQuery = {}, options?: CallOptions): AsyncGenerator<DevdataEvent> {
+    for await (const page of this.eventPages(query, options)) yield* page.data;
+  }
+
+  /** Every resource matching the filters, in creation order, a page at a time. */
+  async *iterateResources(query: ResourceQuery = {}, options?: CallOptions): AsyncGenerator<Resource> {
+    let offset = 0;
+    for (;;) {
+      const page = await this.listResources({ query: { ...query, offset } }, options);
+      yield* page.data;
+      if (!page.hasMore || page.data.length === 0) return;
+      offset += page.data.length;
+    }
+  }
+
+  /** The audit history after `after`, oldest first. */
+  async *iterateAuditRecords(query: EventQuery = {}, options?: CallOptions): AsyncGenerator<AuditRecord> {
+    let after = query.after ?? 0;
+    for (;;) {
+      const page = await this.listAuditRecords({ query: { ...query, after } }, options);
+      yield* page.data;
+      if (!page.hasMore) return;
+      after = page.cursor;
+    }
+  }
+
+  // The other lists come whole in one response; these iterate them like the paged ones.
+  async *iterateApiKeys(options?: CallOptions): AsyncGenerator<ApiKey> {
+    yield* (await this.listApiKeys(undefined, options)).data;
+  }
+
+  async *iterateWebhooks(options?: CallOptions): AsyncGenerator<Webhook> {
+    yield* (await this.listWebhooks(undefined, options)).data;
+  }
+
+  async *iterateWebhookDeliveries(webhookId: string, options?: CallOptions): AsyncGenerator<WebhookDelivery> {
+    yield* (await this.listWebhookDeliveries({ path: { id: webhookId } }, options)).data;
+  }
+
+  async *iterateApps(options?: CallOptions): AsyncGenerator<App> {
+    yield* (await this.listApps(undefined, options)).data;
+  }
+
+  async *iterateSchedules(options?: CallOptions): AsyncGenerator<Schedule> {
+    yield* (await this.listSchedules(undefined, options)).data;
+  }
+
+  async *iterateInstallations(options?: CallOptions): AsyncGenerator<Installation> {
+    yield* (await this.listInstallations(undefined, options)).data;
+  }
+
+  /**
+   * Follows the event log live (`GET /api/v1/events/stream`): `for await (const event of devdata.streamEvents({ after }))`.
+   * Reconnects after any disconnect with Last-Event-ID; ends when `signal` fires or the loop breaks.
+   */
+  streamEvents(options: EventStreamOptions = {}): EventStream {
+    return new EventStream({ baseUrl: this.baseUrl, credential: this.options.apiKey, fetch: this.options.fetch ?? globalThis.fetch.bind(globalThis) }, options);
+  }
+}

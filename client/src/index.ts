@@ -1,0 +1,18 @@
+// @devdata/client: a typed client of the devdata API, webhook verification and OAuth helpers.
+export { DevdataClient, ifMatch, type DevdataClientOptions, type EventQuery, type ResourceQuery } from './client.js';
+export { DevdataError, type ErrorDetail } from './errors.js';
+export type { CallOptions, OperationInput } from './operation-types.js';
+export { EventStream, type EventStreamOptions } from './stream.js';
+export { parseSse, type SseMessage } from './sse.js';
+export type { Credential, RetryOptions } from './transport.js';
+export * from './types.js';
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  SIGNATURE_HEADER,
+  signWebhook,
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyWebhookOptions,
+  type WebhookVerificationErrorCode,
+} from './webhooks.js';
+export { DevdataOAuth, type OAuthAppOptions, type PendingAuthorization, type TokenSet } from './oauth.js';

@@ -1,0 +1,27 @@
+// The shapes of a generated operation's input, from the types openapi-typescript writes for it.
+
+/** Per-call options of every operation. */
+export interface CallOptions {
+  /** Aborts the call (and its retries). */
+  signal?: AbortSignal;
+  /** Extra request headers, e.g. `X-Request-Id` to tie the call to your own logs. */
+  headers?: Record<string, string>;
+}
+
+type Present<T> = [NonNullable<T>] extends [never] ? false : true;
+
+/** `path`, `query` and `header` parameters, as the operation declares them (cookies never). */
+type ParameterInput<Operation> = Operation extends { parameters: infer Parameters }
+  ? { [Key in keyof Parameters as Key extends 'cookie' ? never : Present<Parameters[Key]> extends true ? Key : never]: Parameters[Key] }
+  : object;
+
+type BodyInput<Operation> = Operation extends { requestBody?: infer Body }
+  ? Present<Body> extends false
+    ? object
+    : Operation extends { requestBody: { content: { 'application/json': infer Json } } }
+      ? { body: Json }
+      : { body?: NonNullable<Body> extends { content: { 'application/json': infer Json } } ? Json : never }
+  : object;
+
+/** What a generated method takes: `{ path, query, header, body }`, each only where the operation has it. */
+export type OperationInput<Operation> = ParameterInput<Operation> & BodyInput<Operation>;
