@@ -2,6 +2,7 @@
 // the linters read it, and the client package is generated from a copy that `--check` compares.
 //   node dist/openapi-document.js [--base-url URL] [--out FILE] [--check FILE]
 import { readFile, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
@@ -35,4 +36,5 @@ async function main(): Promise<void> {
   else process.stdout.write(document);
 }
 
-await main();
+// Run as a script, not when a test imports the renderer.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
