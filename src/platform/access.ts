@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { hasScopes, type Credential, type CredentialResolver } from './credential.js';
 import { ApiError, insufficientScope, unauthorized } from './errors.js';
 import { addCorsHeaders, answerPreflight, installCorsRoutes } from './cors.js';
-import { addContractHeaders } from './http-contract.js';
+import { addContractHeaders, targetProblem } from './http-contract.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
 import type { Scope } from './scopes.js';
 
@@ -120,11 +120,12 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
       done(error as Error);
       return;
     }
+    // Checks of the request itself come after its access rule: an anonymous caller learns nothing.
     if (answered instanceof Promise) {
       answered.then((sent) => {
-        if (!sent) done();
+        if (!sent) done(targetProblem(request));
       }, done);
     }
-    else if (!answered) done();
+    else if (!answered) done(targetProblem(request));
   });
 }

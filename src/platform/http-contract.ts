@@ -1,10 +1,11 @@
 // The parts of the HTTP contract every route shares (docs/decisions.md, "HTTP contract"): request ids, the error body,
 // 404s, body parsing and content types.
 import type { Duplex } from 'node:stream';
+import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from './request-id.js';
 import { ApiError, codeForStatus, type ErrorDetail } from './errors.js';
-import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan, truncated } from './request-limits.js';
+import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, NUL_MESSAGE, jsonTextProblem, truncated, urlEncodedNul } from './request-limits.js';
 import { noteBodyLength, validationDetails } from './validation.js';
 
 interface ErrorResponse {
@@ -89,6 +90,17 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   socket.destroy();
 }
 
+/** A request target with a NUL in its path or query, refused once the caller may learn it (access.ts). */
+export function targetProblem(request: FastifyRequest): ApiError | undefined {
+  return urlEncodedNul(request.url) ? new ApiError(400, 'invalid_request', NUL_MESSAGE) : undefined;
+}
+
+/** Form bodies (the OAuth endpoints) parsed as @fastify/formbody does, with a NUL refused like anywhere else. */
+export function parseFormRefusingNul(text: string): Record<string, unknown> {
+  if (urlEncodedNul(text)) throw new ApiError(400, 'invalid_request', NUL_MESSAGE);
+  return parseQueryString(text);
+}
+
 /** The headers of every response; set by the request hook (access.ts). */
 export function addContractHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id);
@@ -108,8 +120,10 @@ export function installHttpContract(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     if (text === '') return done(null, undefined);
-    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-      return done(new ApiError(400, 'invalid_request', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    const problem = jsonTextProblem(text, MAX_JSON_DEPTH);
+    if (problem !== undefined) {
+      const message = problem === 'nul' ? NUL_MESSAGE : `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`;
+      return done(new ApiError(400, 'invalid_request', message), undefined);
     }
     parseJson(request, text, (error, parsed) => {
       if (!error) noteBodyLength(parsed, text.length);

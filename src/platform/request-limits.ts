@@ -22,31 +22,42 @@ const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+/** Why JSON text is refused before it is parsed, if it is. */
+export type JsonTextProblem = 'too_deep' | 'nul';
+
 /**
- * Whether JSON text nests deeper than `limit`, found by a scan of the text before it is parsed:
- * serializing or walking a value nested thousands deep overflows the stack. Text that is not JSON
- * is left for the parser to refuse.
+ * What is wrong with JSON text, found by one scan before it is parsed: a value nested thousands
+ * deep overflows the stack of whatever serializes or walks it, and the NUL character (`\u0000`)
+ * cannot be stored by PostgreSQL, so the service refuses it everywhere alike. Text that is not
+ * JSON is left for the parser to refuse.
  */
-export function nestsDeeperThan(text: string, limit: number): boolean {
-  // Each level needs at least two characters, so short bodies cannot be too deep.
-  if (text.length <= limit * 2) return false;
+export function jsonTextProblem(text: string, depthLimit: number): JsonTextProblem | undefined {
   let depth = 0;
   let inString = false;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (inString) {
-      if (code === BACKSLASH) index++;
-      else if (code === QUOTE) inString = false;
+      if (code === BACKSLASH) {
+        if (text.startsWith('u0000', index + 1)) return 'nul';
+        index++;
+      } else if (code === QUOTE) inString = false;
     } else if (code === QUOTE) {
       inString = true;
     } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
-      if (++depth > limit) return true;
+      if (++depth > depthLimit) return 'too_deep';
     } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
       depth--;
     }
   }
-  return false;
+  return undefined;
 }
+
+/** Whether URL-encoded text (a request target, a form body) holds an encoded or raw NUL. */
+export function urlEncodedNul(text: string): boolean {
+  return text.includes('%00') || text.includes('\u0000');
+}
+
+export const NUL_MESSAGE = 'Text may not contain the NUL character (U+0000)';
 
 /** `text` cut to `limit` UTF-16 units, marked with an ellipsis when cut. */
 export function truncated(text: string, limit: number): string {

@@ -308,3 +308,38 @@ describe('requests the HTTP parser refuses', () => {
     }
   });
 });
+
+describe('the NUL character', () => {
+  it('is refused with 400 wherever text arrives, on either backend, writing nothing', async () => {
+    const json = [
+      { method: 'POST', path: '/api/v1/resources', body: '{"name":"a\\u0000b","type":"sensor","state":1}' },
+      { method: 'POST', path: '/api/v1/resources', body: '{"name":"n","type":"text","state":"\\u0000"}' },
+      { method: 'POST', path: '/api/v1/resources', body: '{"name":"n","type":"sensor","state":1,"tags":["a\\u0000"]}' },
+      { method: 'POST', path: '/api/v1/resources', body: '{"name":"n","type":"sensor","state":1,"attributes":{"k\\u0000":1}}' },
+      { method: 'POST', path: '/api/v1/events', body: '{"type":"custom.x","data":{"v":"\\u0000"}}' },
+      { method: 'PATCH', path: `/api/v1/schedules/${scheduleId}`, body: '{"action":{"type":"set_state","resourceId":"res_\\u0000","state":1}}' },
+    ];
+    for (const { method, path, body } of json) {
+      const answer = await expectRefusedUnwritten(() => send(method, path, body));
+      expect(answer.json.error.message).toContain('NUL');
+    }
+    for (const path of [`/api/v1/resources/${resourceId}%00`, '/api/v1/resources?tag=%00', '/api/v1/webhooks/wh_%00/deliveries', '/api/v1/events?type=custom.%00']) {
+      await expectRefusedUnwritten(() => send('GET', path, undefined));
+    }
+    // An escaped backslash before "u0000" is text, not a NUL.
+    const literal = await send('POST', '/api/v1/events', '{"type":"custom.x","data":{"v":"\\\\u0000"}}');
+    expect(literal.status, literal.text).toBe(201);
+  });
+
+  it('is refused on the OAuth endpoints in their own error shapes', async () => {
+    const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+    const token = await fetch(`${base}/oauth/token`, { method: 'POST', headers: formHeaders, body: 'grant_type=client_credentials&client_id=%00' });
+    expect({ status: token.status, body: await token.json() }).toEqual({ status: 400, body: { error: 'invalid_request', error_description: expect.any(String) } });
+    const basic = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { ...formHeaders, authorization: `Basic ${Buffer.from('app%00:secret').toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    });
+    expect({ status: basic.status, body: await basic.json() }).toEqual({ status: 401, body: { error: 'invalid_client', error_description: expect.any(String) } });
+  });
+});

@@ -1,6 +1,6 @@
 // HTTP/1.1 over a plain socket, for requests no client library would send: raw bytes in the path,
 // broken encodings, hostile headers. Resolves with the whole response, or with `reset` when the
-// connection ended before one arrived; a stream (text/event-stream) resolves at its head.
+// connection ended before one arrived; a stream (text/event-stream) or a HEAD resolves at its head.
 import { connect } from 'node:net';
 
 export interface RawRequest {
@@ -34,7 +34,7 @@ function decodeChunked(data: Buffer): Buffer {
 }
 
 /** Parses a complete response, or undefined while it is not complete yet. */
-function parse(data: Buffer, ended: boolean): RawResponse | undefined {
+function parse(data: Buffer, ended: boolean, headOnly: boolean): RawResponse | undefined {
   const headEnd = data.indexOf('\r\n\r\n');
   if (headEnd < 0) return undefined;
   const [statusLine = '', ...lines] = data.subarray(0, headEnd).toString('latin1').split('\r\n');
@@ -46,7 +46,7 @@ function parse(data: Buffer, ended: boolean): RawResponse | undefined {
     headers[name] = headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`;
   }
   const rest = data.subarray(headEnd + 4);
-  if (headers['content-type']?.startsWith('text/event-stream')) return { status, headers, body: Buffer.alloc(0) };
+  if (headOnly || status === 204 || status === 304 || headers['content-type']?.startsWith('text/event-stream')) return { status, headers, body: Buffer.alloc(0) };
   if (headers['content-length'] !== undefined) {
     const length = Number(headers['content-length']);
     return rest.length >= length ? { status, headers, body: rest.subarray(0, length) } : undefined;
@@ -54,7 +54,6 @@ function parse(data: Buffer, ended: boolean): RawResponse | undefined {
   if (headers['transfer-encoding']?.includes('chunked')) {
     return rest.includes('\r\n0\r\n\r\n') || rest.subarray(0, 5).toString() === '0\r\n\r\n' ? { status, headers, body: decodeChunked(rest) } : undefined;
   }
-  if (status === 204 || status === 304) return { status, headers, body: Buffer.alloc(0) };
   return ended ? { status, headers, body: rest } : undefined;
 }
 
@@ -72,7 +71,7 @@ export function rawRequest(port: number, request: RawRequest, timeoutMs = 15_000
     };
     const timer = setTimeout(() => settle({ kind: 'reset', error: `no complete response within ${timeoutMs} ms` }), timeoutMs);
     const check = (ended: boolean) => {
-      const response = parse(Buffer.concat(chunks), ended);
+      const response = parse(Buffer.concat(chunks), ended, request.method === 'HEAD');
       if (response) settle({ kind: 'response', response });
       else if (ended) settle({ kind: 'reset', error: `connection ended after ${Buffer.concat(chunks).length} bytes of response` });
     };
@@ -84,7 +83,10 @@ export function rawRequest(port: number, request: RawRequest, timeoutMs = 15_000
     socket.on('close', () => check(true));
     // A server may answer (413, say) and close before the whole body is sent: what counts is the answer.
     socket.on('error', () => check(true));
-    const head = [`${request.method} ${request.target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
+    // Kept alive, as real clients do: the answer is complete when its length says so, and the
+    // socket is closed here. (With Connection: close a server that answers before reading the
+    // body closes on unread data, and the kernel resets the connection: no client sends that.)
+    const head = [`${request.method} ${request.target} HTTP/1.1`, 'Host: 127.0.0.1'];
     for (const [name, value] of request.headers) head.push(`${name}: ${value}`);
     if (request.body !== undefined) head.push(`Content-Length: ${request.body.length}`);
     socket.write(Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'));

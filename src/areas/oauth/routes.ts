@@ -10,6 +10,7 @@ import { ref } from '../../platform/schemas.js';
 import { OAUTH_GRANTABLE } from '../../platform/scopes.js';
 import { approvalPage, errorPage } from './page.js';
 import { OAuthError, UntrustedRedirectError, type AuthorizationRequest, type OAuthService } from './service.js';
+import { parseFormRefusingNul } from '../../platform/http-contract.js';
 
 const OAuthErrorSchema = Type.Object(
   { error: Type.String(), error_description: Type.Optional(Type.String()) },
@@ -89,7 +90,7 @@ function pageHeaders(reply: FastifyReply, redirectUri?: string): FastifyReply {
 }
 
 export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = async (app, { oauth }) => {
-  await app.register(formbody);
+  await app.register(formbody, { parser: parseFormRefusingNul });
   const publicRoute = { auth: 'public' as const };
 
   // Token and revocation errors are RFC 6749 JSON, and the approval page's are pages: whatever

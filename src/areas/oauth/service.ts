@@ -101,7 +101,9 @@ function sameSecret(a: string, b: string): boolean {
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded first; undefined when the encoding is broken. */
 function formUrlDecoded(text: string): string | undefined {
   try {
-    return decodeURIComponent(text.replace(/\+/g, ' '));
+    const decoded = decodeURIComponent(text.replace(/\+/g, ' '));
+    // No client id or secret holds a NUL (PostgreSQL could not even look one up).
+    return decoded.includes('\u0000') ? undefined : decoded;
   } catch {
     return undefined;
   }
