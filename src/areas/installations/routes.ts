@@ -95,8 +95,7 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
       reply
         .header('etag', etag)
         .header('accept-ranges', 'bytes')
-        .header('content-disposition', `attachment; filename="${installation.filename}"`)
-        .header('cache-control', 'private, max-age=0, must-revalidate');
+        .header('content-disposition', `attachment; filename="${installation.filename}"`);
       if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
       const range = parseRange(request.headers.range, installation.size);
       if (range === 'unsatisfiable') {
