@@ -41,11 +41,16 @@ const RESPONSE_HEADERS = {
   'RateLimit-Reset': { description: 'Seconds until the current window ends', schema: { type: 'integer', minimum: 1 } },
   'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
   ETag: { description: 'The version of the representation: a resource\'s `"<version>"`, a download\'s `"<sha256>"`', schema: { type: 'string' } },
+  'Cache-Control': {
+    description: '`no-store` on every response to a request that carries a credential (a key shown once, an account\'s data): no browser or proxy may keep it',
+    schema: { type: 'string', enum: ['no-store'] },
+  },
 } as const;
 type ResponseHeader = keyof typeof RESPONSE_HEADERS;
 const EVERY_RESPONSE: ResponseHeader[] = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 
 interface OperationObject {
+  security?: Array<Record<string, string[]>>;
   parameters?: Array<{ in: string; required?: boolean; schema?: { default?: unknown } }>;
   responses?: Record<string, { headers?: Record<string, unknown> }>;
 }
@@ -64,7 +69,9 @@ function completeOperations(paths: Record<string, Record<string, OperationObject
       }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const headers: Record<string, unknown> = {};
-        for (const name of [...EVERY_RESPONSE, ...(status === '429' ? ['Retry-After' as const] : [])]) headers[name] = { $ref: `#/components/headers/${name}` };
+        const credentialed = (operation.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
+        const shared: ResponseHeader[] = [...EVERY_RESPONSE, ...(status === '429' ? ['Retry-After' as const] : []), ...(credentialed ? ['Cache-Control' as const] : [])];
+        for (const name of shared) headers[name] = { $ref: `#/components/headers/${name}` };
         // A header the route describes itself keeps its own description, under the usual spelling.
         for (const [name, header] of Object.entries(response.headers ?? {})) {
           const known = byLowerCase.get(name.toLowerCase());
