@@ -167,9 +167,11 @@ async function eventsTail(args: string[], output: Output): Promise<void> {
     ...(after !== undefined && { after }),
     ...(values.type !== undefined && { type: values.type }),
     signal,
+    onConnect: ({ reconnected }) => {
+      if (!reconnected && !output.json) output.err(`Following events${values.type ? ` of type ${values.type}` : ''} on ${devdata.baseUrl} (Ctrl-C to stop)`);
+    },
     onReconnect: ({ lastEventId, error }) => output.err(`reconnecting after ${lastEventId ?? 'the start'}${error ? ` (${error.message})` : ''}`),
   });
-  if (!output.json) output.err(`Following events${values.type ? ` of type ${values.type}` : ''} on ${devdata.baseUrl} (Ctrl-C to stop)`);
   for await (const event of stream) output.out(output.json ? JSON.stringify(event) : eventLine(event));
 }
 
@@ -263,10 +265,14 @@ async function listen(args: string[], output: Output): Promise<void> {
     ...(after !== undefined && { after }),
     ...(serverFilter !== undefined && { type: serverFilter }),
     signal,
+    // Ready once connected: every event written from then on will be forwarded.
+    onConnect: ({ reconnected }) => {
+      if (reconnected) return;
+      if (output.json) output.out(JSON.stringify({ ready: true, secret, forwardTo: targetUrl.toString() }));
+      else output.out(`Ready! Forwarding events to ${targetUrl} with signing secret ${secret} (Ctrl-C to stop)`);
+    },
     onReconnect: ({ lastEventId, error }) => output.err(`reconnecting; resuming after event ${lastEventId ?? '(start)'}${error ? ` (${error.message})` : ''}`),
   });
-  if (output.json) output.out(JSON.stringify({ ready: true, secret, forwardTo: targetUrl.toString() }));
-  else output.out(`Ready! Forwarding events to ${targetUrl} with signing secret ${secret} (Ctrl-C to stop)`);
   for await (const event of stream) {
     if (filters.length > 1 && !matchesEventFilters(filters, event.type)) continue;
     const result = await forwardDelivery(targetUrl, JSON.stringify(event), { eventId: event.id, secret, userAgent: `devdata-webhooks/${version}` });

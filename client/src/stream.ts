@@ -15,6 +15,11 @@ export interface EventStreamOptions {
   signal?: AbortSignal;
   /** The first reconnect delay in ms, doubled (with jitter) while reconnecting fails, up to 30 s (default 500). */
   reconnectDelayMs?: number;
+  /**
+   * Told each time a connection is open. Events written from then on will arrive: the server fixed
+   * the stream's starting point before it answered.
+   */
+  onConnect?: (info: { lastEventId: number | undefined; reconnected: boolean }) => void;
   /** Told of each reconnect: why the connection ended and where the stream resumes. */
   onReconnect?: (info: { attempt: number; lastEventId: number | undefined; error: DevdataError | undefined }) => void;
 }
@@ -49,6 +54,7 @@ export class EventStream implements AsyncIterable<DevdataEvent> {
   private async *follow(): AsyncGenerator<DevdataEvent> {
     const { signal } = this.options;
     let failures = 0;
+    let connections = 0;
     let lastError: DevdataError | undefined;
     while (!signal?.aborted) {
       if (failures > 0) {
@@ -73,6 +79,8 @@ export class EventStream implements AsyncIterable<DevdataEvent> {
           failures++;
           continue;
         }
+        this.options.onConnect?.({ lastEventId: this.lastEventId, reconnected: connections > 0 });
+        connections++;
         failures = 0;
         lastError = undefined;
         for await (const message of parseSse(response.body as ReadableStream<Uint8Array>)) {

@@ -1,0 +1,209 @@
+// The built devdata-client CLI against the real server: listen --forward-to (deliveries checked
+// with verifyWebhook and Stripe's library, and compared with the server's own deliveries of the
+// same events), events tail, trigger, resources, whoami, exit codes and help.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { verifyWebhook } from '@devdata/client';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp, type TestAccount } from '../support/app.js';
+import { killAll, ROOT, run, spawned } from '../support/processes.js';
+import { until } from '../support/wait.js';
+import { Receiver, type Received } from '../webhooks/support.js';
+
+const CLIENT_CLI = join(ROOT, 'client', 'dist', 'cli.js');
+const stripe = new Stripe('sk_test_devdata_client_cli');
+
+/** A long-running CLI process whose output lines are collected as they come. */
+class CliProcess {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(args: string[], env: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, [CLIENT_CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    spawned.add(this.child);
+    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
+    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  lines(): string[] {
+    return this.stdout.split('\n').filter((line) => line !== '');
+  }
+
+  json(): Array<Record<string, any>> {
+    return this.lines().map((line) => JSON.parse(line) as Record<string, any>);
+  }
+
+  /** Ctrl-C, and the exit code. */
+  async interrupt(): Promise<number | null> {
+    this.child.kill('SIGINT');
+    return this.exited;
+  }
+}
+
+afterAll(async () => {
+  await killAll();
+});
+
+describe('devdata-client CLI', () => {
+  const app = useTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const receiver = new Receiver();
+  let base: string;
+  let account: TestAccount;
+  let env: NodeJS.ProcessEnv;
+  const cli = (...args: string[]) => run(process.execPath, [CLIENT_CLI, ...args], { env });
+
+  beforeAll(async () => {
+    base = await app().listen();
+    await receiver.start();
+    account = await app().account();
+    env = { ...process.env, DEVDATA_URL: base, DEVDATA_API_KEY: account.key };
+  });
+
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  async function api(method: string, url: string, body?: unknown) {
+    const response = await app().request({ method, url, key: account.key, body });
+    expect(response.status, response.body).toBeLessThan(300);
+    return response.json;
+  }
+
+  it('listen --forward-to delivers each event exactly as the server’s webhooks do, signed with its secret', async () => {
+    // The server's own webhook to the same receiver, for comparison.
+    await api('POST', '/api/v1/webhooks', { name: 'real', url: receiver.url('/real'), events: ['resource.created', 'resource.updated', 'custom.*'] });
+    const listen = new CliProcess(['listen', '--forward-to', receiver.url('/forwarded'), '--json'], env);
+    await until(() => listen.lines().length > 0, 'the ready line');
+    const ready = listen.json()[0] as { ready: boolean; secret: string; forwardTo: string };
+    expect(ready).toMatchObject({ ready: true, forwardTo: receiver.url('/forwarded') });
+    expect(ready.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+
+    const resource = await api('POST', '/api/v1/resources', { name: 'Garage door', type: 'binary_sensor', state: false });
+    await api('PATCH', `/api/v1/resources/${resource.id}`, { state: true });
+    await api('POST', '/api/v1/events', { type: 'custom.deployed', data: { version: '2.0.0', notes: 'ünïcode ✓' } });
+    await until(() => receiver.on('/forwarded').length === 3 && receiver.on('/real').length === 3, 'three forwarded and three real deliveries');
+
+    const forwarded = receiver.on('/forwarded');
+    const real = new Map(receiver.on('/real').map((delivery) => [delivery.headers['x-service-event-id'], delivery]));
+    for (const delivery of forwarded) {
+      const signature = String(delivery.headers['x-service-signature']);
+      const event = await verifyWebhook(delivery.rawBody, signature, ready.secret);
+      expect(stripe.webhooks.constructEvent(delivery.rawBody, signature, ready.secret)).toEqual(event);
+      // The same bytes and the same headers as the service's own delivery of that event.
+      const twin = real.get(delivery.headers['x-service-event-id']) as Received;
+      expect(delivery.rawBody).toBe(twin.rawBody);
+      expect(Object.keys(delivery.headers).sort()).toEqual(Object.keys(twin.headers).sort());
+      for (const name of ['content-type', 'user-agent', 'x-service-event-id', 'content-length']) expect(delivery.headers[name], name).toBe(twin.headers[name]);
+      expect(delivery.method).toBe('POST');
+      expect(delivery.headers['x-service-delivery-id']).toMatch(/^dlv_[A-Za-z0-9_-]{22}$/);
+    }
+    expect(forwarded.map((delivery) => JSON.parse(delivery.rawBody).type)).toEqual(['resource.created', 'resource.updated', 'custom.deployed']);
+
+    // One line per event with the receiver's status and time.
+    await until(() => listen.lines().length === 4, 'a line per event');
+    expect(listen.json().slice(1)).toEqual(
+      forwarded.map((delivery) => ({
+        eventId: Number(delivery.headers['x-service-event-id']),
+        type: JSON.parse(delivery.rawBody).type,
+        deliveryId: delivery.headers['x-service-delivery-id'],
+        status: 200,
+        durationMs: expect.any(Number),
+      })),
+    );
+    expect(await listen.interrupt()).toBe(0);
+    expect(listen.stdout + listen.stderr).not.toContain(account.key);
+  });
+
+  it('listen replays from --after, filters with --events and --secret, and reports a failing receiver', async () => {
+    const listen = new CliProcess(['listen', '--forward-to', receiver.url('/status/500'), '--after', '0', '--events', 'resource.updated,custom.*', '--secret', 'whsec_chosen'], env);
+    await until(() => receiver.on('/status/500').length === 2, 'the replayed matching events');
+    await until(() => listen.lines().length === 3, 'the ready line and a line per event');
+    const [readyLine, ...eventLines] = listen.lines();
+    expect(readyLine).toContain('whsec_chosen');
+    expect(eventLines[0]).toMatch(/--> resource\.updated #2 {2}<-- \[500\] \d+ ms \(dlv_/);
+    expect(eventLines[1]).toMatch(/--> custom\.deployed #3 {2}<-- \[500\] \d+ ms \(dlv_/);
+    for (const delivery of receiver.on('/status/500')) {
+      await verifyWebhook(delivery.rawBody, String(delivery.headers['x-service-signature']), 'whsec_chosen');
+    }
+    expect(await listen.interrupt()).toBe(0);
+  });
+
+  it('events tail follows the log, replaying from --after, until Ctrl-C', async () => {
+    const tail = new CliProcess(['events', 'tail', '--after', '1', '--json'], env);
+    await until(() => tail.lines().length === 2, 'the replay');
+    await api('POST', '/api/v1/events', { type: 'custom.tailed', data: { n: 1 } });
+    await until(() => tail.lines().length === 3, 'the live event');
+    expect(tail.json().map((event) => event.id)).toEqual([2, 3, 4]);
+    expect(tail.json()[2]).toMatchObject({ type: 'custom.tailed', data: { n: 1 } });
+    expect(await tail.interrupt()).toBe(0);
+
+    const human = new CliProcess(['events', 'tail', '--type', 'resource.*', '--after', '0'], env);
+    await until(() => human.lines().length === 2, 'the resource events');
+    expect(human.lines()[0]).toMatch(/^\S+Z {2}#1 {2}resource\.created {2}res_\S+ Garage door: false$/);
+    expect(await human.interrupt()).toBe(0);
+  });
+
+  it('trigger publishes a custom event; whoami describes the credential', async () => {
+    const triggered = await cli('trigger', 'custom.cli_test', '--data', '{"ok":true}', '--json');
+    expect(triggered.code, triggered.stderr).toBe(0);
+    const event = JSON.parse(triggered.stdout);
+    expect(event).toMatchObject({ type: 'custom.cli_test', data: { ok: true } });
+    expect((await app().request({ url: `/api/v1/events?after=${event.id - 1}`, key: account.key })).json.data[0]).toEqual(event);
+    expect((await cli('trigger', 'custom.plain')).stdout).toMatch(/^Published custom\.plain as event #\d+\n$/);
+
+    const whoami = await cli('whoami');
+    expect(whoami.code).toBe(0);
+    expect(whoami.stdout).toContain(account.accountId);
+    expect(whoami.stdout).toContain(account.keyId);
+    expect(whoami.stdout).not.toContain(account.key);
+    expect(JSON.parse((await cli('whoami', '--json')).stdout)).toMatchObject({ account: { id: account.accountId }, credential: { id: account.keyId, kind: 'api_key' } });
+  });
+
+  it('resources list, get and set, with --if-version refusing a stale version', async () => {
+    const lamp = await api('POST', '/api/v1/resources', { name: 'Desk lamp', type: 'switch', state: false });
+    const listed = await cli('resources', 'list', '--type', 'switch', '--json');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split('\n').map((line) => JSON.parse(line).id)).toEqual([lamp.id]);
+    expect((await cli('resources', 'get', lamp.id)).stdout).toContain(`${lamp.id}  switch         v1  Desk lamp: false`);
+
+    const set = await cli('resources', 'set', lamp.id, 'on', '--json');
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ id: lamp.id, state: true, version: 2 });
+    const stale = await cli('resources', 'set', lamp.id, 'off', '--if-version', '1');
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toMatch(/^devdata-client: precondition_failed: .+ \(HTTP 412, request \S+\)\n$/);
+    expect((await cli('resources', 'set', lamp.id, 'maybe')).code).toBe(2);
+
+    const missing = await cli('resources', 'get', 'res_missing', '--json');
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr)).toMatchObject({ error: { status: 404, code: 'not_found', requestId: expect.any(String) } });
+  });
+
+  it('gives exit codes a script can rely on, help for each command and its version', async () => {
+    const usage = await cli('trigger', 'resource.created');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('only custom events can be published');
+    expect((await cli('trigger', 'custom.x', '--data', '[1]')).code).toBe(2);
+    expect((await cli('nonsense')).code).toBe(2);
+    expect((await cli('listen')).stderr).toContain('listen needs --forward-to URL');
+    expect((await run(process.execPath, [CLIENT_CLI, 'whoami'], { env: { ...env, DEVDATA_API_KEY: '' } })).code).toBe(2);
+    const refused = await run(process.execPath, [CLIENT_CLI, 'whoami'], { env: { ...env, DEVDATA_API_KEY: 'ddk_wrong' } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('unauthorized');
+    const unreachable = await run(process.execPath, [CLIENT_CLI, '--url', 'http://127.0.0.1:9', 'whoami'], { env });
+    expect(unreachable.code).toBe(3);
+    expect(unreachable.stderr).toContain('connection_error');
+
+    for (const command of [['listen'], ['events', 'tail'], ['trigger'], ['resources', 'set'], ['whoami']]) {
+      const help = await cli(...command, '--help');
+      expect(help.code, command.join(' ')).toBe(0);
+      expect(help.stdout).toContain(`Usage: devdata-client ${command.join(' ')}`);
+    }
+    expect((await cli('--help')).stdout).toContain('listen --forward-to URL');
+    expect((await cli('--version')).stdout.trim()).toBe('1.3.0');
+  });
+});
