@@ -2,7 +2,7 @@
 // and its checks): the authorization URL with PKCE S256 and state, the code exchange with the
 // callback's state and iss checked, refresh, revocation, and client credentials.
 import * as oauth from 'oauth4webapi';
-import { DevdataError } from './errors.js';
+import { DevdataError, errorFromResponse } from './errors.js';
 
 export interface OAuthAppOptions {
   /** The server's base address: its OAuth issuer (`iss`). */
@@ -42,7 +42,12 @@ function isLoopback(url: URL): boolean {
 }
 
 /** oauth4webapi's errors as the client's one error type; the OAuth error code becomes `code`. */
-function asDevdataError(error: unknown): unknown {
+async function asDevdataError(error: unknown): Promise<unknown> {
+  // A 401 with a WWW-Authenticate challenge (invalid_client): its body is the RFC 6749 error.
+  if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    const described = await errorFromResponse(error.response);
+    return described.code.startsWith('http_') ? new DevdataError({ status: error.status, code: 'invalid_client', message: error.message, cause: error }) : described;
+  }
   if (error instanceof oauth.ResponseBodyError) {
     return new DevdataError({ status: error.status, code: error.error, message: error.error_description ?? error.error, cause: error });
   }
@@ -59,7 +64,7 @@ async function translated<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw asDevdataError(error);
+    throw await asDevdataError(error);
   }
 }
 
