@@ -96,12 +96,34 @@ function table(header: string[], rows: string[][]): string {
 
 async function withContext<T>(config: Config, work: (context: AppContext) => Promise<T>): Promise<T> {
   const { openContext } = await import('./context.js');
-  const context = await openContext(config);
+  // The account and key commands never touch a secret: they load no secrets key.
+  const context = await openContext(config, { secrets: false });
   try {
     return await work(context);
   } finally {
     await context.close();
   }
+}
+
+/** Says where the key of the webhook signing secrets is, once at start (never the key itself). */
+function logSecrets(log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void }, context: AppContext): void {
+  const status = context.secrets;
+  if (!status) return;
+  const file = status.file;
+  if (status.warning) log.warn({ secretsKeyFile: file }, status.warning);
+  if (status.finishedRotation) log.warn({ secretsKeyFile: file }, `finished a key rotation that was interrupted: ${file}.new replaced ${file}`);
+  if (status.source === 'environment') log.info({ secretsKey: 'SECRETS_KEY' }, 'webhook signing secrets are sealed with SECRETS_KEY');
+  else if (status.source === 'memory') log.info({ secretsKey: 'memory' }, 'in-memory database: webhook signing secrets are sealed with a key of this process alone');
+  else if (status.created) {
+    log.info(
+      { secretsKeyFile: file },
+      `made the secrets key file ${file} (mode 0600): webhook signing secrets are sealed with it. Keep a copy apart from your backups, which never contain it`,
+    );
+  } else log.info({ secretsKeyFile: file }, `webhook signing secrets are sealed with the key in ${file}`);
+  if (status.source === 'file' && context.storage.backend === 'postgres') {
+    log.warn({ secretsKeyFile: file }, `on PostgreSQL every process needs the same key: set SECRETS_KEY, or give every process a copy of ${file}`);
+  }
+  if (status.sealedNow > 0) log.info({ sealed: status.sealedNow }, `sealed ${status.sealedNow} webhook signing secret(s) an older release stored in plain text`);
 }
 
 async function serve(config: Config): Promise<void> {
@@ -110,7 +132,7 @@ async function serve(config: Config): Promise<void> {
   if (config.webhookAllowPrivateTargets) {
     app.log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhooks may reach loopback and private addresses. Development only.');
   }
-  if (!config.secretsKey) app.log.warn('SECRETS_KEY is not set: webhook signing secrets will be stored unencrypted.');
+  logSecrets(app.log, app.context);
   const { migrationsApplied } = app.context;
   if (migrationsApplied.length > 0) app.log.info({ migrations: migrationsApplied }, `applied ${migrationsApplied.length} database migration(s)`);
   let closing = false;
@@ -285,6 +307,75 @@ const COMMANDS: Command[] = [
       else console.log(`API key ${apiKey.id} expired at ${apiKey.expiresAt}; nothing changed.`);
     },
   },
+  {
+    name: 'backup',
+    args: 'FILE',
+    summary: 'copy the SQLite database to FILE while the server runs',
+    details:
+      "SQLite's online backup: a consistent copy of one moment, taken while the server keeps writing, then vacuumed and " +
+      'checked, and written to FILE in one step (a FILE that exists is replaced). The secrets key is never in it: keep the ' +
+      'key file (or SECRETS_KEY) apart from your backups. On PostgreSQL it says how to use pg_dump instead.',
+    positionals: ['FILE'],
+    options: { json: JSON_OPTION('{"database","file","bytes","migrations":[…],"key"}') },
+    async run({ values, positionals, config }) {
+      const { backup } = await import('./maintenance.js');
+      const report = await backup(config(), positionals[0]!);
+      if (values.json) {
+        console.log(JSON.stringify(report));
+        return;
+      }
+      console.log(`Backup of ${report.database} written to ${report.file} (${report.bytes} bytes, ${report.migrations.length} migrations).`);
+      console.log(`Its webhook signing secrets are sealed with ${report.key}, which is not in the backup: keep a copy of it apart from your backups.`);
+    },
+  },
+  {
+    name: 'restore',
+    args: 'FILE',
+    summary: 'replace the SQLite database with the backup FILE',
+    details:
+      'Checks FILE first (a SQLite file that passes integrity_check, a devdata database, no migration newer than this ' +
+      'version, secrets sealed with the key found here), refuses while a server has the database open, and keeps the ' +
+      'database it replaces beside it (<database>.pre-restore-<time>). Migrations the backup lacks are applied at the ' +
+      'next start. On PostgreSQL it says how to use pg_restore instead.',
+    positionals: ['FILE'],
+    options: { json: JSON_OPTION('{"database","file","accounts","previous","pending":[…]}') },
+    async run({ values, positionals, config }) {
+      const { restore } = await import('./maintenance.js');
+      const report = await restore(config(), positionals[0]!);
+      if (values.json) {
+        console.log(JSON.stringify(report));
+        return;
+      }
+      console.log(`Restored ${report.file} into ${report.database} (${report.accounts} accounts).`);
+      if (report.previous) console.log(`The database it replaced is kept as ${report.previous}; delete it once you are satisfied.`);
+      if (report.pending.length > 0) console.log(`The next start applies ${report.pending.length} migration(s) the backup lacks: ${report.pending.join(', ')}.`);
+    },
+  },
+  {
+    name: 'secrets rotate-key',
+    args: '[--servers-stopped]',
+    summary: 'seal every webhook signing secret again under a new secrets key',
+    details:
+      'With the key file: makes a new random key and replaces the file. With SECRETS_KEY: takes the new key from ' +
+      'NEW_SECRETS_KEY, and you then set SECRETS_KEY to it. One transaction; the signing secrets themselves do not ' +
+      'change, so receivers notice nothing. Stop the server first (on SQLite this is checked). Backups taken before ' +
+      'need the old key: if you keep them, keep the old key with them.',
+    options: {
+      'servers-stopped': { type: 'boolean', help: 'PostgreSQL: you stopped every devdata process (no process can check that)' },
+      json: JSON_OPTION('{"source","file","resealed"}'),
+    },
+    async run({ values, config }) {
+      const { rotateKey } = await import('./maintenance.js');
+      const result = await rotateKey(config(), { serversStopped: values['servers-stopped'] === true, newKey: process.env.NEW_SECRETS_KEY || undefined });
+      if (values.json) {
+        console.log(JSON.stringify(result));
+        return;
+      }
+      console.log(`${result.resealed} webhook signing secret(s) sealed again under the new key.`);
+      if (result.file) console.log(`The new key is in ${result.file}; the old one is gone. Start the server.`);
+      else console.log('Now set SECRETS_KEY to the new key (NEW_SECRETS_KEY) for every server, then start them.');
+    },
+  },
 ];
 
 const COMMON_OPTIONS: Record<string, OptionSpec> = { 'database-url': DATABASE_URL_OPTION, help: HELP_OPTION };
@@ -415,5 +506,6 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   }
   // A configuration error names its variable and what it accepts; anything else is a failure to act on.
   console.error(`devdata: ${(error as Error).message}`);
-  process.exit(error instanceof ConfigError ? 2 : 1);
+  const exitCode = (error as { exitCode?: unknown }).exitCode;
+  process.exit(error instanceof ConfigError ? 2 : exitCode === 2 ? 2 : 1);
 });

@@ -1,6 +1,8 @@
 // Environment → typed, validated configuration (api-decisions §1).
 // Every variable is validated up front so a typo fails the start, not the first request.
 
+import { defaultKeyFile } from './platform/secrets-key.js';
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -23,8 +25,14 @@ export interface Config {
   signupCapacity: number;
   developerSessionTtlSeconds: number;
   streamLimitPerAccount: number;
-  /** 32-byte key for AES-256-GCM encryption of webhook signing secrets; absent = stored in plain text. */
+  /** SECRETS_KEY: the 32-byte AES-256-GCM key of webhook signing secrets, when the operator gives it. */
   secretsKey: Buffer | undefined;
+  /**
+   * Where the service keeps its own key when SECRETS_KEY is not set (made at first start):
+   * SECRETS_KEY_FILE, else secrets.key beside the SQLite file, else ./data/secrets.key; none for
+   * sqlite::memory:, whose secrets live only as long as the process.
+   */
+  secretsKeyFile: string | undefined;
   logLevel: LogLevel;
   /** Trust X-Forwarded-For from a reverse proxy when computing the client address. */
   trustProxy: boolean;
@@ -52,6 +60,7 @@ export const CONFIG_VARIABLES = [
   'DEVELOPER_SESSION_TTL_SECONDS',
   'STREAM_LIMIT_PER_ACCOUNT',
   'SECRETS_KEY',
+  'SECRETS_KEY_FILE',
   'LOG_LEVEL',
   'TRUST_PROXY',
   'USAGE_FLUSH_INTERVAL_MS',
@@ -133,13 +142,14 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 10_000);
   const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
+  const database = databaseUrl(env);
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
     baseUrl: baseUrl(env, port),
     baseUrlExplicit: env.BASE_URL !== undefined && env.BASE_URL !== '',
-    databaseUrl: databaseUrl(env),
+    databaseUrl: database,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1),
     rateLimitAnonPerMinute: integer(env, 'RATE_LIMIT_ANON_PER_MINUTE', 60, 1),
     eventRetention: integer(env, 'EVENT_RETENTION', 10000, 1),
@@ -152,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     developerSessionTtlSeconds: integer(env, 'DEVELOPER_SESSION_TTL_SECONDS', 43_200, 1, 43_200),
     streamLimitPerAccount: integer(env, 'STREAM_LIMIT_PER_ACCOUNT', 20, 1),
     secretsKey: secretsKey(env),
+    secretsKeyFile: defaultKeyFile(database, env.SECRETS_KEY_FILE),
     logLevel,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10, 86_400_000),

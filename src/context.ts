@@ -25,6 +25,7 @@ import { InstallationsService } from './areas/installations/service.js';
 import { installationsDirectory } from './paths.js';
 import { OAuthService } from './areas/oauth/service.js';
 import { SecretBox } from './platform/secret-box.js';
+import { openSecrets, type SecretsStatus } from './secrets.js';
 import { InProcessCredentialCache, UncachedCredentials } from './platform/credential-cache.js';
 
 export interface Services {
@@ -53,11 +54,18 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   /** The migrations this start applied (none when the database was current). */
   migrationsApplied: string[];
+  /** Where the secrets key came from and what the start did with it; undefined when no key was loaded. */
+  secrets: SecretsStatus | undefined;
   close(): Promise<void>;
 }
 
 export interface ContextOptions {
   clock?: Clock;
+  /**
+   * False for commands that never read or write a secret (the operator's account and key
+   * commands): no key is loaded or made, and anything that would seal or open one throws.
+   */
+  secrets?: boolean;
 }
 
 /** Opens storage, applies pending migrations and wires the services together. */
@@ -65,8 +73,10 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const clock = options.clock ?? systemClock;
   const storage = openStorage(config.databaseUrl);
   let migrationsApplied: string[];
+  let secrets: { box: SecretBox; status: SecretsStatus | undefined };
   try {
     migrationsApplied = await storage.migrate();
+    secrets = options.secrets === false ? { box: new SecretBox(undefined), status: undefined } : await openSecrets(storage, config);
   } catch (error) {
     await storage.close();
     throw error;
@@ -104,7 +114,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     return new Set([...liveKeys, ...liveConnections, ...liveApps]);
   };
   const sender = new WebhookSender(config.webhookAllowPrivateTargets, config.webhookTimeoutMs);
-  const webhooks = new WebhooksService(db, clock, audit, liveCredentials, usage, new SecretBox(config.secretsKey), sender, {
+  const webhooks = new WebhooksService(db, clock, audit, liveCredentials, usage, secrets.box, sender, {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     retrySchedule: config.webhookRetrySchedule,
     leaseMs: config.webhookLeaseSeconds * 1000,
@@ -145,6 +155,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     services,
     rateLimiter: new RateLimiter(newCounter(), clock),
     migrationsApplied,
+    secrets: secrets.status,
     async close() {
       await sender.close();
       await bus.close();

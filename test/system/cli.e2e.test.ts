@@ -211,7 +211,7 @@ describe('devdata CLI (built)', () => {
   it('--help of every command prints its usage and options to stdout and exits 0, without touching the database', async () => {
     const general = await cli('--help');
     expect(general.code).toBe(0);
-    const commands = ['serve', 'migrate', 'accounts create', 'accounts list', 'keys issue', 'keys list', 'keys revoke'];
+    const commands = ['serve', 'migrate', 'accounts create', 'accounts list', 'keys issue', 'keys list', 'keys revoke', 'backup', 'restore', 'secrets rotate-key'];
     for (const command of commands) expect(general.stdout).toContain(command);
     const expectedOptions: Record<string, string[]> = {
       serve: ['--port', '--host'],
@@ -220,6 +220,9 @@ describe('devdata CLI (built)', () => {
       'keys issue': ['--account', '--name', '--scopes', '--expires-in-days', '--json'],
       'keys list': ['--account', '--json'],
       'keys revoke': ['KEY_ID', '--json'],
+      backup: ['FILE', '--json'],
+      restore: ['FILE', '--json'],
+      'secrets rotate-key': ['--servers-stopped', '--json'],
     };
     // A database URL nobody could open: --help must not need one.
     const unusable = { ...env, DATABASE_URL: 'nonsense' };
@@ -242,7 +245,7 @@ describe('devdata CLI (built)', () => {
     const unknown = await cli('acounts', 'list');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('"acounts"');
-    expect(unknown.stderr).toMatch(/commands: serve, migrate, accounts create, accounts list, keys issue, keys list, keys revoke/);
+    expect(unknown.stderr).toContain('commands: serve, migrate, accounts create, accounts list, keys issue, keys list, keys revoke, backup, restore, secrets rotate-key');
 
     const group = await cli('keys');
     expect(group.code).toBe(2);

@@ -3,12 +3,13 @@
 // (`devdata serve`, a child process), which applies the newer migrations at start; every row then
 // reads right through the API.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SecretBox } from '../../src/platform/secret-box.js';
 import { migrations } from '../../src/storage/migrations/index.js';
 import { cleanEnv, killAll, ServerProcess } from '../support/processes.js';
 
@@ -202,6 +203,18 @@ describe('upgrading from the previous release', () => {
     expect(hooks.body.data).toHaveLength(1);
     expect(hooks.body.data[0]).toMatchObject({ id: WEBHOOK, name: 'receiver', url: 'https://hooks.upgraded.example/devdata', events: ['resource.deleted'], enabled: true });
     expect(JSON.stringify(hooks.body)).not.toContain('whsec_');
+
+    // Its secret, stored in plain text by the previous release, is now sealed under the key file
+    // the first start made beside the data.
+    const db = new SQLite(dbPath, { readonly: true });
+    try {
+      const sealed = db.prepare('select secret from webhooks where id = ?').pluck().get(WEBHOOK) as string;
+      expect(sealed).toMatch(/^enc:v1:/);
+      const key = Buffer.from(readFileSync(join(workDir, 'data', 'secrets.key'), 'utf8').trim(), 'base64');
+      expect(new SecretBox(key).open(sealed)).toBe(WEBHOOK_SECRET);
+    } finally {
+      db.close();
+    }
 
     const audit = await api('/api/v1/audit');
     expect(audit.status).toBe(200);

@@ -340,13 +340,14 @@ describe('webhook management', () => {
       expect(new SecretBox(Buffer.from(SECRETS_KEY, 'base64')).open(resealed)).toBe(rotated.json.secret);
     });
 
-    it('still reads secrets stored before SECRETS_KEY was set, and new ones are encrypted', () => {
-      const unkeyed = new SecretBox(undefined).seal('whsec_before_the_key');
-      expect(unkeyed).toBe('plain:whsec_before_the_key');
+    it('still reads secrets an older release stored in plain text, seals new ones, and never seals without a key', () => {
+      const unkeyed = 'plain:whsec_before_the_key';
       const keyed = new SecretBox(Buffer.from(SECRETS_KEY, 'base64'));
       expect(keyed.open(unkeyed)).toBe('whsec_before_the_key');
       expect(keyed.seal('whsec_after')).toMatch(/^enc:v1:/);
-      expect(() => new SecretBox(undefined).open(keyed.seal('whsec_after'))).toThrow(/SECRETS_KEY/);
+      expect(() => new SecretBox(undefined).seal('whsec_after')).toThrow(/no secrets key/);
+      expect(() => new SecretBox(undefined).open(keyed.seal('whsec_after'))).toThrow(/secrets key is needed/);
+      expect(keyed.opens(new SecretBox(Buffer.alloc(32, 1)).seal('whsec_x'))).toBe(false);
     });
 
     it('records webhook.created, .updated, .secret_rotated and .deleted in the audit history', async () => {

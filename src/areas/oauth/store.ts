@@ -32,11 +32,7 @@ export interface CodeRow {
   usedAt: string | null;
 }
 
-export async function setting(db: Executor, name: string, create: () => string): Promise<string> {
-  await db.insertInto('service_settings').values({ name, value: create() }).onConflict((oc) => oc.column('name').doNothing()).execute();
-  const row = await db.selectFrom('service_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
-  return row.value;
-}
+export { setting } from '../../storage/settings.js';
 
 export async function insertConnection(db: Executor, row: ConnectionRow): Promise<void> {
   await db

@@ -417,3 +417,13 @@ export async function activeAuthorizers(db: Executor): Promise<Array<{ kind: str
     .execute();
   return rows.map((row) => ({ kind: row.authorized_by_kind, id: row.authorized_by_id }));
 }
+
+/** Every webhook's stored (sealed) signing secret, for a check of the key or a change of it. */
+export async function storedSecrets(db: Executor): Promise<Array<{ id: string; secret: string }>> {
+  return db.selectFrom('webhooks').select(['id', 'secret']).orderBy('id').execute();
+}
+
+/** Replaces a stored secret by the same secret sealed again, unless it changed meanwhile; updated_at stays. */
+export async function resealSecret(db: Executor, id: string, from: string, to: string): Promise<void> {
+  await db.updateTable('webhooks').set({ secret: to }).where('id', '=', id).where('secret', '=', from).execute();
+}
