@@ -189,7 +189,7 @@ async function trigger(args: string[], output: Output): Promise<void> {
     }
     if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UsageError('--data must be a JSON object');
   }
-  const event = await clientFor(values).publishEvent({ body: { type, data: data as Record<string, unknown> } });
+  const event = await clientFor(values).publishEvent({ body: { type: type as `custom.${string}`, data: data as Record<string, unknown> } });
   output.out(output.json ? JSON.stringify(event) : `Published ${event.type} as event #${event.id}`);
 }
 
