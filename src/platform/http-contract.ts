@@ -5,7 +5,7 @@ import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from './request-id.js';
 import { ApiError, codeForStatus, type ErrorDetail } from './errors.js';
-import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, NUL_MESSAGE, jsonTextProblem, truncated, urlEncodedNul } from './request-limits.js';
+import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, NUL_MESSAGE, jsonTextProblem, nulPath, truncated, urlEncodedNul } from './request-limits.js';
 import { noteBodyLength, validationDetails } from './validation.js';
 
 interface ErrorResponse {
@@ -92,12 +92,12 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
 
 /** A request target with a NUL in its path or query, refused once the caller may learn it (access.ts). */
 export function targetProblem(request: FastifyRequest): ApiError | undefined {
-  return urlEncodedNul(request.url) ? new ApiError(400, 'invalid_request', NUL_MESSAGE) : undefined;
+  return urlEncodedNul(request.url) ? new ApiError(400, 'invalid_request', `The request target ${NUL_MESSAGE}`) : undefined;
 }
 
 /** Form bodies (the OAuth endpoints) parsed as @fastify/formbody does, with a NUL refused like anywhere else. */
 export function parseFormRefusingNul(text: string): Record<string, unknown> {
-  if (urlEncodedNul(text)) throw new ApiError(400, 'invalid_request', NUL_MESSAGE);
+  if (urlEncodedNul(text)) throw new ApiError(400, 'invalid_request', `A form field ${NUL_MESSAGE}`);
   return parseQueryString(text);
 }
 
@@ -121,13 +121,15 @@ export function installHttpContract(app: FastifyInstance): void {
     const text = body as string;
     if (text === '') return done(null, undefined);
     const problem = jsonTextProblem(text, MAX_JSON_DEPTH);
-    if (problem !== undefined) {
-      const message = problem === 'nul' ? NUL_MESSAGE : `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`;
-      return done(new ApiError(400, 'invalid_request', message), undefined);
-    }
+    if (problem === 'too_deep') return done(new ApiError(400, 'invalid_request', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     parseJson(request, text, (error, parsed) => {
-      if (!error) noteBodyLength(parsed, text.length);
-      done(error, parsed);
+      if (error) return done(error, undefined);
+      if (problem === 'nul') {
+        const path = nulPath(parsed) ?? '/';
+        return done(new ApiError(400, 'invalid_request', `${path} ${NUL_MESSAGE}`, [{ path, message: NUL_MESSAGE }]), undefined);
+      }
+      noteBodyLength(parsed, text.length);
+      done(null, parsed);
     });
   });
 

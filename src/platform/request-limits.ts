@@ -34,11 +34,12 @@ export type JsonTextProblem = 'too_deep' | 'nul';
 export function jsonTextProblem(text: string, depthLimit: number): JsonTextProblem | undefined {
   let depth = 0;
   let inString = false;
+  let nul = false;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (inString) {
       if (code === BACKSLASH) {
-        if (text.startsWith('u0000', index + 1)) return 'nul';
+        if (text.startsWith('u0000', index + 1)) nul = true;
         index++;
       } else if (code === QUOTE) inString = false;
     } else if (code === QUOTE) {
@@ -49,6 +50,19 @@ export function jsonTextProblem(text: string, depthLimit: number): JsonTextProbl
       depth--;
     }
   }
+  return nul ? 'nul' : undefined;
+}
+
+/** The JSON pointer of the first key or string holding a NUL in a parsed value (nested at most MAX_JSON_DEPTH). */
+export function nulPath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || '/' : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const itemPath = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (key.includes('\u0000')) return itemPath;
+    const found = nulPath(item, itemPath);
+    if (found !== undefined) return found;
+  }
   return undefined;
 }
 
@@ -57,7 +71,7 @@ export function urlEncodedNul(text: string): boolean {
   return text.includes('%00') || text.includes('\u0000');
 }
 
-export const NUL_MESSAGE = 'Text may not contain the NUL character (U+0000)';
+export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
 /** `text` cut to `limit` UTF-16 units, marked with an ellipsis when cut. */
 export function truncated(text: string, limit: number): string {

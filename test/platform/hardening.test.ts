@@ -322,6 +322,7 @@ describe('the NUL character', () => {
     for (const { method, path, body } of json) {
       const answer = await expectRefusedUnwritten(() => send(method, path, body));
       expect(answer.json.error.message).toContain('NUL');
+      expect(answer.json.error.details?.[0]?.message ?? '').toContain('NUL');
     }
     for (const path of [`/api/v1/resources/${resourceId}%00`, '/api/v1/resources?tag=%00', '/api/v1/webhooks/wh_%00/deliveries', '/api/v1/events?type=custom.%00']) {
       await expectRefusedUnwritten(() => send('GET', path, undefined));

@@ -6,6 +6,7 @@ import { useTestApp } from '../support/app.js';
 type Operation = {
   operationId?: string;
   parameters?: Array<{ in: string; name: string; required?: boolean; schema: { default?: unknown } }>;
+  security?: Array<Record<string, string[]>>;
   responses: Record<string, { headers?: Record<string, { $ref?: string }> }>;
 };
 
@@ -48,12 +49,13 @@ describe('the OpenAPI document for generators', () => {
     }
   });
 
-  it('documents the response headers: request id and rate limit everywhere, Retry-After on 429, ETag on resources', async () => {
+  it('documents the response headers: request id and rate limit everywhere, no-store where a credential is sent, Retry-After on 429, ETag on resources', async () => {
     const { paths, components } = await document();
-    expect(Object.keys(components.headers ?? {}).sort()).toEqual(['ETag', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id']);
+    expect(Object.keys(components.headers ?? {}).sort()).toEqual(['Cache-Control', 'ETag', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id']);
     for (const [label, operation] of operations(paths)) {
+      const credentialed = (operation.security ?? []).some((requirement: object) => Object.keys(requirement).length > 0);
       for (const [status, response] of Object.entries(operation.responses)) {
-        for (const name of ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) {
+        for (const name of ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', ...(credentialed ? ['Cache-Control'] : [])]) {
           expect(response.headers?.[name], `${label} ${status} ${name}`).toEqual({ $ref: `#/components/headers/${name}` });
         }
       }
