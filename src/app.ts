@@ -11,6 +11,7 @@ import { installOpenApi } from './platform/openapi.js';
 import { requestIdFor } from './platform/request-id.js';
 import { lazyChildLogger } from './platform/request-logger.js';
 import { installValidation } from './platform/validation.js';
+import { UNMATCHED_ROUTE } from './platform/metrics.js';
 import { auditRoutes, auditSchemas } from './areas/audit/routes.js';
 import { AUDIT_TYPES } from './areas/audit/service.js';
 import { keyRoutes, keySchemas } from './areas/keys/routes.js';
@@ -87,10 +88,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installHttpContract(app);
   installAccess(app, { config, resolvers: [services.keys, services.oauth], limiter: context.rateLimiter });
 
+  const { metrics } = context;
   // A callback hook, not an async one: it runs on every response and has nothing to wait for.
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
     if (request.credential) services.usage.count(request.credential.accountId, { requests: 1, errors: status >= 400 ? 1 : 0 });
+    // The route pattern, never the URL: one series per route, whatever the ids in the path.
+    if (metrics) metrics.request(request.method, request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE), status, reply.elapsedTime / 1000);
     // Through the root logger with the id, the same line request.log would write, without making it.
     app.log.info(
       { requestId: request.id, method: request.method, url: request.url, statusCode: status, responseTimeMs: Math.round(reply.elapsedTime * 10) / 10 },
@@ -175,6 +179,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const live = await services.liveCredentials(credentials.map(authorizerOf));
     return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
   });
+  metrics?.gauge('devdata_event_streams_open', 'Server-Sent Events streams open in this process', () => streams.size);
   services.keys.onRevoked(async (_exec, key) => streams.closeFor(key.id));
   services.oauth.onCredentialsEnded(async (_exec, ids) => ids.forEach((id) => streams.closeFor(id)));
   await app.register(resourceRoutes, { resources: services.resources });
@@ -198,14 +203,23 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await services.usage.flush();
     await services.keys.flushLastUsed();
   }, app.log);
-  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async () => {
-    await services.events.prune();
+  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async (signal) => {
+    await services.events.prune({ signal });
     // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
     await services.oauth.endExpired();
     await services.webhooks.housekeeping();
   }, app.log);
   // Due schedules are looked for every second; a claim in storage makes each run happen once.
-  const scheduler = new PeriodicTask('scheduler', SCHEDULER_INTERVAL_MS, async () => void (await services.schedules.runDue()), app.log);
+  const scheduler = new PeriodicTask('scheduler', SCHEDULER_INTERVAL_MS, async () => {
+    try {
+      const runs = await services.schedules.runDue();
+      metrics?.scheduleRun('succeeded', runs.filter((run) => run.outcome === 'succeeded').length);
+      metrics?.scheduleRun('failed', runs.filter((run) => run.outcome === 'failed').length);
+    } catch (error) {
+      metrics?.scheduleRun('error', error instanceof AggregateError ? error.errors.length : 1);
+      throw error;
+    }
+  }, app.log);
   for (const task of [flush, retention, scheduler]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();

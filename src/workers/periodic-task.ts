@@ -1,5 +1,6 @@
 // A background job run on an interval (buffer flushes, event pruning): runs never overlap, a
-// failure is logged and retried next time, and stop() waits for the run in progress.
+// failure is logged and retried next time, and stop() aborts the run in progress (a task that
+// works in steps checks the signal between them) and waits for it.
 import type { FastifyBaseLogger } from 'fastify';
 
 export class PeriodicTask {
@@ -7,11 +8,12 @@ export class PeriodicTask {
   private running: Promise<void> = Promise.resolve();
   private lastRunAt: string | null = null;
   private failures = 0;
+  private readonly stopping = new AbortController();
 
   constructor(
     readonly name: string,
     private readonly intervalMs: number,
-    private readonly task: () => Promise<void>,
+    private readonly task: (signal: AbortSignal) => Promise<void>,
     private readonly log: FastifyBaseLogger,
   ) {}
 
@@ -23,7 +25,7 @@ export class PeriodicTask {
   runOnce(): Promise<void> {
     this.running = this.running.then(async () => {
       try {
-        await this.task();
+        await this.task(this.stopping.signal);
         this.lastRunAt = new Date().toISOString();
       } catch (error) {
         this.failures++;
@@ -36,7 +38,9 @@ export class PeriodicTask {
   /** Stops the interval; with `finalRun`, runs the task once more (to write what is buffered). */
   async stop(options: { finalRun: boolean }): Promise<void> {
     clearInterval(this.timer);
-    await (options.finalRun ? this.runOnce() : this.running);
+    if (options.finalRun) return this.runOnce();
+    this.stopping.abort();
+    await this.running;
   }
 
   report(): Record<string, unknown> {

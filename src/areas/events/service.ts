@@ -8,7 +8,7 @@ import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
-import { accountsOverRetention, deleteEventsUpTo, insertEvent, listEvents, listEventsJson, newestEventId } from './store.js';
+import { accountsOverRetention, deleteEventsBetween, insertEvent, listEvents, listEventsJson, newestEventId, oldestStoredEventId } from './store.js';
 
 export interface Event {
   id: number;
@@ -16,6 +16,9 @@ export interface Event {
   data: Record<string, unknown>;
   createdAt: string;
 }
+
+/** Event ids deleted by one statement of retention (a few milliseconds of SQLite's time). */
+const PRUNE_BATCH = 500;
 
 export const RESOURCE_EVENT_TYPES = ['resource.created', 'resource.updated', 'resource.deleted'] as const;
 export const EVENT_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'] as const;
@@ -156,10 +159,25 @@ export class EventsService {
   }
 
   /** Deletes events beyond the retention window of every account; returns how many. */
-  async prune(): Promise<number> {
+  /**
+   * Deletes the events past each account's retention window a batch of ids at a time, with a turn
+   * of the event loop between batches: under a steady write load one statement for everything was
+   * hundreds of thousands of rows on the only SQLite connection while requests and streams waited.
+   * Stops between batches once `signal` is aborted (shutdown); the next run goes on from there.
+   */
+  async prune(options: { batch?: number; signal?: AbortSignal } = {}): Promise<number> {
+    const batch = options.batch ?? PRUNE_BATCH;
     let deleted = 0;
     for (const { accountId, newest } of await accountsOverRetention(this.db, this.retention)) {
-      deleted += await deleteEventsUpTo(this.db, accountId, this.oldestCursor(newest));
+      const upTo = this.oldestCursor(newest);
+      let from = await oldestStoredEventId(this.db, accountId);
+      while (from !== undefined && from <= upTo) {
+        if (options.signal?.aborted) return deleted;
+        const to = Math.min(upTo, from + batch - 1);
+        deleted += await deleteEventsBetween(this.db, accountId, from, to);
+        from = to + 1;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     return deleted;
   }

@@ -93,8 +93,15 @@ export async function accountsOverRetention(db: Executor, keep: number): Promise
   return rows.map((row) => ({ accountId: row.id, newest: Number(row.event_seq) }));
 }
 
-export async function deleteEventsUpTo(db: Executor, accountId: string, upTo: number): Promise<number> {
-  const result = await db.deleteFrom('events').where('account_id', '=', accountId).where('id', '<=', upTo).executeTakeFirst();
+/** The account's oldest stored event id, or undefined when it holds none. */
+export async function oldestStoredEventId(db: Executor, accountId: string): Promise<number | undefined> {
+  const row = await db.selectFrom('events').select('id').where('account_id', '=', accountId).orderBy('id').limit(1).executeTakeFirst();
+  return row && Number(row.id);
+}
+
+/** Deletes the account's events with ids from `from` to `upTo`: one bounded step of retention. */
+export async function deleteEventsBetween(db: Executor, accountId: string, from: number, upTo: number): Promise<number> {
+  const result = await db.deleteFrom('events').where('account_id', '=', accountId).where('id', '>=', from).where('id', '<=', upTo).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
