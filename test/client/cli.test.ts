@@ -24,6 +24,7 @@ class CliProcess {
   constructor(args: string[], env: NodeJS.ProcessEnv) {
     this.child = spawn(process.execPath, [CLIENT_CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     spawned.add(this.child);
+    this.child.once('exit', () => spawned.delete(this.child));
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
