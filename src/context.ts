@@ -14,6 +14,7 @@ import { StoredRateLimitCounter } from './storage/rate-limit-counter.js';
 import { ExternalWrites } from './storage/external-writes.js';
 import { EventsService } from './areas/events/service.js';
 import { InMemoryRecentEvents, NoRecentEvents } from './areas/events/recent.js';
+import { InMemoryOlderEvents } from './areas/events/older.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel, NoResourceReadModel } from './areas/resources/read-model.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
@@ -96,7 +97,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   // A SQLite file still notices another process's commits (a second server started by mistake).
   const externalWrites = () => new ExternalWrites(storage.dataVersion!);
   const recentEvents = oneProcess ? new InMemoryRecentEvents(config.eventRetention, externalWrites()) : new NoRecentEvents();
-  const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents);
+  const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents, oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined);
   const keys = new KeysService(db, clock, audit, oneProcess ? new InProcessCredentialCache(externalWrites()) : new UncachedCredentials());
   const apps = new AppsService(db, clock, audit);
   const oauth = new OAuthService(db, clock, apps, keys, audit, {

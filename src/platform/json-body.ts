@@ -9,6 +9,13 @@ export function ownBytes(text: string): Buffer {
   return bytes;
 }
 
+/** A copy of `bytes` in a buffer of its own, for bytes that came from a shared pool and are kept long. */
+export function ownCopy(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
+}
+
 const COMMA = 0x2c;
 
 /** `head`, then the items separated by commas, then `tail`: one JSON body, copied once into its place. */

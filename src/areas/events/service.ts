@@ -3,11 +3,12 @@ import type { Database, Executor } from '../../storage/schema.js';
 import { nextSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
-import { spliceJson } from '../../platform/json-body.js';
+import { ownCopy, spliceJson } from '../../platform/json-body.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
+import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
 import { accountsOverRetention, deleteEventsBetween, insertEvent, listEvents, listEventsJson, newestEventId, oldestStoredEventId } from './store.js';
 
 export interface Event {
@@ -49,7 +50,15 @@ export class EventsService {
     readonly bus: EventBus,
     private readonly usage: UsageService,
     private readonly recent: RecentEvents,
-  ) {}
+    olderEvents: (load: LoadEvents) => OlderEvents = () => new NoOlderEvents(),
+  ) {
+    // Kept in memory, each event's JSON is copied into a buffer of its own (no shared pool slab).
+    this.older = olderEvents(async (accountId, from, upTo) =>
+      (await listEventsJson(this.db, accountId, { after: from - 1, upTo, limit: upTo - from + 1 })).map((event) => ({ ...event, json: ownCopy(event.json) })),
+    );
+  }
+
+  private readonly older: OlderEvents;
 
   onAppend(hook: AppendHook): void {
     this.appendHooks.push(hook);
@@ -136,7 +145,17 @@ export class EventsService {
       // The newest id is read before the events: an event committed in between is then either in
       // the page or after the cursor, never skipped.
       newest = await this.checkCursor(accountId, query.after);
-      rows = await listEventsJson(this.db, accountId, { ...query, limit: query.limit + 1 });
+      const older = this.older.after(accountId, query.after, query.limit + 1, query.type, newest);
+      if (older) {
+        const page = await older;
+        rows = page.events;
+        if (page.continueAfter !== undefined) {
+          const rest = { after: page.continueAfter, limit: query.limit + 1 - rows.length, type: query.type, upTo: newest };
+          rows = rows.concat(await listEventsJson(this.db, accountId, rest));
+        }
+      } else {
+        rows = await listEventsJson(this.db, accountId, { ...query, limit: query.limit + 1 });
+      }
     }
     const data = rows.slice(0, query.limit);
     const last = data.at(-1);

@@ -79,11 +79,11 @@ export async function listEvents(db: Executor, accountId: string, query: EventQu
  * The same events as JSON (the API's Event), with the stored data spliced in as it is: parsing it
  * only to serialize it again was most of an event page's cost. The stored text is JSON.stringify's.
  */
-export async function listEventsJson(db: Executor, accountId: string, query: EventQuery): Promise<Array<{ id: number; json: Buffer }>> {
+export async function listEventsJson(db: Executor, accountId: string, query: EventQuery): Promise<Array<{ id: number; type: string; json: Buffer }>> {
   const rows = await storedEvents(db, accountId, query);
   return rows.map((row) => {
     const id = Number(row.id);
-    return { id, json: Buffer.from(`{"id":${id},"type":${JSON.stringify(row.type)},"data":${row.data},"createdAt":${JSON.stringify(row.created_at)}}`) };
+    return { id, type: row.type, json: Buffer.from(`{"id":${id},"type":${JSON.stringify(row.type)},"data":${row.data},"createdAt":${JSON.stringify(row.created_at)}}`) };
   });
 }
 
