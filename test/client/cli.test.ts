@@ -2,14 +2,17 @@
 // with verifyWebhook and Stripe's library, and compared with the server's own deliveries of the
 // same events), events tail, trigger, resources, whoami, exit codes and help.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyWebhook } from '@devdata/client';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestApp, type TestAccount } from '../support/app.js';
+import { TestApp, useTestApp, type TestAccount } from '../support/app.js';
 import { killAll, ROOT, run, spawned } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { Receiver, type Received } from '../webhooks/support.js';
+import { restart, sharedDatabase } from './support.js';
 
 const CLIENT_CLI = join(ROOT, 'client', 'dist', 'cli.js');
 const stripe = new Stripe('sk_test_devdata_client_cli');
@@ -206,5 +209,42 @@ describe('devdata-client CLI', () => {
     }
     expect((await cli('--help')).stdout).toContain('listen --forward-to URL');
     expect((await cli('--version')).stdout.trim()).toBe('1.3.0');
+  });
+});
+
+describe('devdata-client listen across a server restart', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'devdata-client-listen-'));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  it('forwards every event once, those written while the server was down included', async () => {
+    const receiver = await new Receiver().start();
+    const database = await sharedDatabase(directory);
+    let server = await TestApp.start({ env: { DATABASE_URL: database.url } });
+    try {
+      const base = await server.listen();
+      const account = await server.account(['events:read', 'events:write']);
+      const publish = async (target: TestApp, type: string) => {
+        const response = await target.request({ method: 'POST', url: '/api/v1/events', key: account.key, body: { type, data: {} } });
+        expect(response.status).toBe(201);
+      };
+      const listen = new CliProcess(['listen', '--forward-to', receiver.url('/hook'), '--secret', 'whsec_restart'], { ...process.env, DEVDATA_URL: base, DEVDATA_API_KEY: account.key });
+      await until(() => listen.lines().length === 1, 'the ready line');
+      await publish(server, 'custom.before');
+      await until(() => receiver.on('/hook').length === 1, 'the first forward');
+      server = (await restart(server, database.url, (next) => publish(next, 'custom.while_down'))).next;
+      await publish(server, 'custom.after');
+      await until(() => receiver.on('/hook').length === 3, 'every event forwarded');
+      expect(receiver.on('/hook').map((delivery) => [delivery.headers['x-service-event-id'], JSON.parse(delivery.rawBody).type])).toEqual([
+        ['1', 'custom.before'],
+        ['2', 'custom.while_down'],
+        ['3', 'custom.after'],
+      ]);
+      expect(listen.stderr).toContain('reconnecting; resuming after event 1');
+      expect(await listen.interrupt()).toBe(0);
+    } finally {
+      await server.close();
+      await database.drop();
+      await receiver.close();
+    }
   });
 });

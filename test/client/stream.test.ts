@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DevdataClient, DevdataError, type DevdataEvent } from '@devdata/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { listen } from '../../src/app.js';
-import { TestApp, testDatabase, useTestApp, type TestAccount } from '../support/app.js';
+import { TestApp, useTestApp, type TestAccount } from '../support/app.js';
 import { until } from '../support/wait.js';
+import { restart, sharedDatabase } from './support.js';
 
 /** Reads a stream in the background, keeping what arrived, until its signal fires. */
 function follow(stream: AsyncIterable<DevdataEvent>) {
@@ -110,78 +110,60 @@ describe('DevdataClient.streamEvents across a server restart', () => {
   const directory = mkdtempSync(join(tmpdir(), 'devdata-client-stream-'));
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  /** One database for two server processes in turn: a SQLite file, or a PostgreSQL schema. */
-  async function sharedDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-    if (process.env.TEST_DATABASE_URL?.startsWith('postgres')) return testDatabase();
-    return { url: `sqlite:${join(directory, `restart-${Date.now()}.db`)}`, drop: async () => {} };
-  }
-
   it('resumes with Last-Event-ID after the server restarts: no event lost, none repeated', async () => {
-    const database = await sharedDatabase();
-    let first: TestApp | undefined = await TestApp.start({ env: { DATABASE_URL: database.url } });
-    let second: TestApp | undefined;
+    const database = await sharedDatabase(directory);
+    let server = await TestApp.start({ env: { DATABASE_URL: database.url } });
     try {
-      const base = await first.listen();
-      const port = Number(new URL(base).port);
-      const account = await first.account(['events:read', 'events:write']);
+      const base = await server.listen();
+      const account = await server.account(['events:read', 'events:write']);
       const reconnects: Array<number | undefined> = [];
       const controller = new AbortController();
       const devdata = new DevdataClient({ baseUrl: base, apiKey: account.key });
       const reader = follow(
         devdata.streamEvents({ after: 0, signal: controller.signal, reconnectDelayMs: 200, onReconnect: ({ lastEventId }) => reconnects.push(lastEventId) }),
       );
-      const before = await publish(first, account.key, 5);
+      const before = await publish(server, account.key, 5);
       await until(() => reader.received.length === 5, 'the events before the restart');
 
-      // The first server goes away (its streams are ended); the second starts on the same port
-      // and database, and events are written before the client has reconnected.
-      await first.close();
-      first = undefined;
-      second = await TestApp.start({ env: { DATABASE_URL: database.url } });
-      const during = await publish(second, account.key, 4);
-      await listen(second.app, second.config, { port, host: '127.0.0.1' });
-      const after = await publish(second, account.key, 3);
+      // The first server goes away (its streams are ended); the second writes events before the
+      // client has reconnected, then listens on the same port.
+      const restarted = await restart(server, database.url, (next) => publish(next, account.key, 4));
+      server = restarted.next;
+      const after = await publish(server, account.key, 3);
 
       await until(() => reader.received.length >= 12, 'every event after the restart');
       controller.abort();
       await reader.done;
-      expect(reader.ids()).toEqual([...before, ...during, ...after]);
+      expect(reader.ids()).toEqual([...before, ...restarted.result, ...after]);
       expect(reader.ids()).toEqual(Array.from({ length: 12 }, (_unused, index) => index + 1));
       expect(reconnects.length).toBeGreaterThan(0);
       expect(reconnects[0]).toBe(5);
     } finally {
-      await first?.close();
-      await second?.close();
+      await server.close();
       await database.drop();
     }
   });
 
   it('without a cursor, resumes from where it started even when cut off before its first event', async () => {
-    const database = await sharedDatabase();
-    let first: TestApp | undefined = await TestApp.start({ env: { DATABASE_URL: database.url } });
-    let second: TestApp | undefined;
+    const database = await sharedDatabase(directory);
+    let server = await TestApp.start({ env: { DATABASE_URL: database.url } });
     try {
-      const base = await first.listen();
-      const port = Number(new URL(base).port);
-      const account = await first.account(['events:read', 'events:write']);
-      await publish(first, account.key, 2);
+      const base = await server.listen();
+      const account = await server.account(['events:read', 'events:write']);
+      await publish(server, account.key, 2);
       const controller = new AbortController();
       const stream = new DevdataClient({ baseUrl: base, apiKey: account.key }).streamEvents({ signal: controller.signal, reconnectDelayMs: 200 });
       const reader = follow(stream);
       // Connected: the stream has told the client where it starts (the newest event, 2).
       await until(() => stream.lastEventId === 2, 'the opening position');
-      await first.close();
-      first = undefined;
-      second = await TestApp.start({ env: { DATABASE_URL: database.url } });
-      const during = await publish(second, account.key, 2);
-      await listen(second.app, second.config, { port, host: '127.0.0.1' });
+      const restarted = await restart(server, database.url, (next) => publish(next, account.key, 2));
+      server = restarted.next;
       await until(() => reader.received.length === 2, 'the events written while disconnected');
       controller.abort();
       await reader.done;
-      expect(reader.ids()).toEqual(during);
+      expect(reader.ids()).toEqual(restarted.result);
     } finally {
-      await first?.close();
-      await second?.close();
+      await server.close();
       await database.drop();
     }
   });
