@@ -1,7 +1,7 @@
 // Benchmark options: flags win over environment variables, which win over the defaults.
 import { parseArgs } from 'node:util';
 
-export const HTTP_ROWS = ['get', 'list', 'events', 'patch', 'publish'] as const;
+export const HTTP_ROWS = ['get', 'list', 'events', 'catchup', 'patch', 'publish'] as const;
 export type HttpRowKey = (typeof HTTP_ROWS)[number];
 
 export interface StreamSpec {
@@ -54,7 +54,7 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
                                                      (BENCH_WEBHOOK_RATE, default 100; smoke 20)
   --webhook-duration S     seconds of publishing for the webhook row    (BENCH_WEBHOOK_DURATION, default 10; smoke 2)
   --seed-resources N       resources created before measuring          (default 200)
-  --seed-updates N         updates (events) written before measuring   (default 1000)
+  --seed-updates N         updates (events) written before measuring   (default 2800)
   --log-level L            the server's LOG_LEVEL                      (BENCH_LOG_LEVEL, default info)
   --out FILE               JSON results       (BENCH_OUT, default bench/results/latest.json; smoke: smoke.json)
   --profile                run the server with --cpu-prof; profile written beside the results
@@ -134,7 +134,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     webhookRate: positive('--webhook-rate', pick(values['webhook-rate'], 'BENCH_WEBHOOK_RATE'), smoke ? 20 : 100),
     webhookDuration: positive('--webhook-duration', pick(values['webhook-duration'], 'BENCH_WEBHOOK_DURATION'), smoke ? 2 : 10),
     seedResources: positive('--seed-resources', pick(values['seed-resources'], 'BENCH_SEED_RESOURCES'), smoke ? 60 : 200, true),
-    seedUpdates: positive('--seed-updates', pick(values['seed-updates'], 'BENCH_SEED_UPDATES'), smoke ? 200 : 1000, true),
+    seedUpdates: positive('--seed-updates', pick(values['seed-updates'], 'BENCH_SEED_UPDATES'), smoke ? 200 : 2800, true),
     logLevel: pick(values['log-level'], 'BENCH_LOG_LEVEL') ?? 'info',
     out: pick(values.out, 'BENCH_OUT') ?? (smoke ? 'bench/results/smoke.json' : 'bench/results/latest.json'),
     profile: values.profile,
