@@ -70,7 +70,7 @@ function distIsStale(): boolean {
   return sources > statSync(cli).mtimeMs;
 }
 
-const HTTP_ROWS = ['baseline', 'floor-contract', 'floor-page', 'get', 'list', 'events', 'patch', 'publish'];
+const HTTP_ROWS = ['baseline', 'floor-contract', 'floor-page', 'get', 'list', 'events', 'catchup', 'patch', 'publish'];
 /** Rows of the baseline's own process: no PostgreSQL column. */
 const BASELINE_ROWS = new Set(['baseline', 'floor-contract', 'floor-page']);
 // On the suite's PostgreSQL run the PostgreSQL column is measured too, in a schema of that database.
