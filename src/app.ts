@@ -31,6 +31,8 @@ import { SIGNUP_ATTEMPTS_PER_HOUR } from './areas/developer/service.js';
 import { scheduleRoutes, scheduleSchemas } from './areas/schedules/routes.js';
 import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS } from './areas/schedules/service.js';
 import { installationRoutes, installationSchemas } from './areas/installations/routes.js';
+import { consoleRoutes } from './areas/console/routes.js';
+import { consoleDirectory } from './paths.js';
 import { PeriodicTask } from './workers/periodic-task.js';
 import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
 
@@ -191,6 +193,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(developerRoutes, { developer: services.developer, sessionTtlSeconds: config.developerSessionTtlSeconds });
   await app.register(scheduleRoutes, { schedules: services.schedules });
   await app.register(installationRoutes, { installations: services.installations });
+  await app.register(consoleRoutes, { directory: consoleDirectory() });
 
   const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 64, pollIntervalMs: 500 });
   services.events.onCommit(() => {

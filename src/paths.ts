@@ -18,6 +18,11 @@ export function installationsDirectory(): string {
   return join(packageRoot(), 'dist', 'installations');
 }
 
+/** Where the console's build (console/, Vite) writes the files served at /console. */
+export function consoleDirectory(): string {
+  return join(packageRoot(), 'console', 'dist');
+}
+
 /** The version in package.json (what `devdata --version` prints). */
 export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;

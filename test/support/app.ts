@@ -93,6 +93,8 @@ export class TestApp {
     const app = await buildApp(config, { clock: options.clock, logger: false });
     const testApp = new TestApp(app, config, database.drop);
     app.addHook('onSend', async (request, reply, payload) => {
+      // Routes hidden from the document (the console's files) are not part of the API's contract.
+      if ((request.routeOptions.schema as { hide?: boolean } | undefined)?.hide) return payload;
       testApp.responses.push({
         method: request.method,
         route: request.is404 ? undefined : request.routeOptions.url,
