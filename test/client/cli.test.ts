@@ -1,7 +1,6 @@
 // The built devdata-client CLI against the real server: listen --forward-to (deliveries checked
 // with verifyWebhook and Stripe's library, and compared with the server's own deliveries of the
 // same events), events tail, trigger, resources, whoami, exit codes and help.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,42 +8,18 @@ import { verifyWebhook } from '@devdata/client';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestApp, useTestApp, type TestAccount } from '../support/app.js';
-import { killAll, ROOT, run, spawned } from '../support/processes.js';
+import { killAll, ROOT, run } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { Receiver, type Received } from '../webhooks/support.js';
-import { restart, sharedDatabase } from './support.js';
+import { NodeScript, restart, sharedDatabase } from './support.js';
 
 const CLIENT_CLI = join(ROOT, 'client', 'dist', 'cli.js');
 const stripe = new Stripe('sk_test_devdata_client_cli');
 
-/** A long-running CLI process whose output lines are collected as they come. */
-class CliProcess {
-  readonly child: ChildProcess;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<number | null>;
-
+/** The built CLI, running until it exits or is interrupted. */
+class CliProcess extends NodeScript {
   constructor(args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [CLIENT_CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    spawned.add(this.child);
-    this.child.once('exit', () => spawned.delete(this.child));
-    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
-    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-  }
-
-  lines(): string[] {
-    return this.stdout.split('\n').filter((line) => line !== '');
-  }
-
-  json(): Array<Record<string, any>> {
-    return this.lines().map((line) => JSON.parse(line) as Record<string, any>);
-  }
-
-  /** Ctrl-C, and the exit code. */
-  async interrupt(): Promise<number | null> {
-    this.child.kill('SIGINT');
-    return this.exited;
+    super(join('client', 'dist', 'cli.js'), args, env);
   }
 }
 

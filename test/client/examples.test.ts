@@ -1,35 +1,17 @@
 // The scripts of examples/ run as a user runs them (node examples/….mjs) against the real server.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp, type TestAccount } from '../support/app.js';
-import { killAll, ROOT, spawned } from '../support/processes.js';
+import { killAll } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { form, hiddenFields } from '../oauth/support.js';
+import { NodeScript } from './support.js';
 
-class Example {
-  readonly child: ChildProcess;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<number | null>;
-
-  constructor(name: string, env: Record<string, string>, args: string[] = []) {
-    this.child = spawn(process.execPath, [join(ROOT, 'examples', name), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    spawned.add(this.child);
-    this.child.once('exit', () => spawned.delete(this.child));
-    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
-    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-  }
-
-  lines(): string[] {
-    return this.stdout.split('\n').filter((line) => line !== '');
-  }
-
-  async waitFor(pattern: RegExp, what: string): Promise<RegExpExecArray> {
-    await until(() => pattern.test(this.stdout), `${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
-    return pattern.exec(this.stdout) as RegExpExecArray;
+/** A script of examples/, run as a user runs it. */
+class Example extends NodeScript {
+  constructor(name: string, env: Record<string, string>) {
+    super(join('examples', name), [], { ...process.env, ...env });
   }
 }
 

@@ -5,6 +5,7 @@ import { DevdataClient, DevdataError, DevdataOAuth, type PendingAuthorization } 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp, type TestAccount } from '../support/app.js';
 import { form, hiddenFields, REDIRECT_URI, registerApp, type RegisteredApp } from '../oauth/support.js';
+import { thrown } from './support.js';
 
 describe('DevdataOAuth', () => {
   const app = useTestApp();
@@ -33,14 +34,7 @@ describe('DevdataOAuth', () => {
     return new URL(choice.headers.get('location') as string);
   }
 
-  async function failure(call: Promise<unknown>): Promise<DevdataError> {
-    const error = await call.then(
-      () => undefined,
-      (thrown: unknown) => thrown,
-    );
-    expect(error).toBeInstanceOf(DevdataError);
-    return error as DevdataError;
-  }
+  const failure = (call: Promise<unknown>) => thrown(call, DevdataError);
 
   it('completes the authorization-code flow with PKCE, and the token works with DevdataClient', async () => {
     const oauth = await DevdataOAuth.discover({ issuer: base, clientId: publicApp.clientId, redirectUri: REDIRECT_URI });

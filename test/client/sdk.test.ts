@@ -7,16 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { renderOpenApiDocument, CANONICAL_BASE_URL } from '../../src/openapi-document.js';
 import { ManualClock, TestApp, useTestApp } from '../support/app.js';
 import { ROOT } from '../support/processes.js';
+import { thrown } from './support.js';
 
-/** What a call threw, as a DevdataError (fails the test when it did not throw one). */
-async function failure(call: Promise<unknown>): Promise<DevdataError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(DevdataError);
-  return error as DevdataError;
-}
+const failure = (call: Promise<unknown>) => thrown(call, DevdataError);
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];

@@ -5,17 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { until } from '../support/wait.js';
 import { Receiver, type Received } from '../webhooks/support.js';
+import { thrown } from './support.js';
 
 const stripe = new Stripe('sk_test_devdata_client_tests');
 
-async function refusal(check: Promise<unknown>): Promise<WebhookVerificationError> {
-  const error = await check.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(WebhookVerificationError);
-  return error as WebhookVerificationError;
-}
+const refusal = (call: Promise<unknown>) => thrown(call, WebhookVerificationError);
 
 describe('verifyWebhook', () => {
   const app = useTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
