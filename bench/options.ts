@@ -28,6 +28,8 @@ export interface Options {
   seedResources: number;
   seedUpdates: number;
   logLevel: string;
+  /** Run the server with its metrics on (METRICS_PORT), to measure what they cost. */
+  metrics: boolean;
   out: string;
   /** Start the server with --cpu-prof; the profile lands beside the results. */
   profile: boolean;
@@ -56,6 +58,7 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
   --seed-resources N       resources created before measuring          (default 200)
   --seed-updates N         updates (events) written before measuring   (default 2800)
   --log-level L            the server's LOG_LEVEL                      (BENCH_LOG_LEVEL, default info)
+  --metrics                the server with its metrics on (METRICS_PORT; BENCH_METRICS=1), to compare
   --out FILE               JSON results       (BENCH_OUT, default bench/results/latest.json; smoke: smoke.json)
   --profile                run the server with --cpu-prof; profile written beside the results
   --keep                   keep the temporary database and server log
@@ -111,6 +114,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'seed-resources': { type: 'string' },
       'seed-updates': { type: 'string' },
       'log-level': { type: 'string' },
+      metrics: { type: 'boolean', default: false },
       out: { type: 'string' },
       profile: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
@@ -136,6 +140,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     seedResources: positive('--seed-resources', pick(values['seed-resources'], 'BENCH_SEED_RESOURCES'), smoke ? 60 : 200, true),
     seedUpdates: positive('--seed-updates', pick(values['seed-updates'], 'BENCH_SEED_UPDATES'), smoke ? 200 : 2800, true),
     logLevel: pick(values['log-level'], 'BENCH_LOG_LEVEL') ?? 'info',
+    metrics: values.metrics || env.BENCH_METRICS === '1',
     out: pick(values.out, 'BENCH_OUT') ?? (smoke ? 'bench/results/smoke.json' : 'bench/results/latest.json'),
     profile: values.profile,
     keep: values.keep,

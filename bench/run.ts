@@ -98,6 +98,8 @@ function serviceEnv(options: Options, databaseUrl: string, port: number): NodeJS
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1',
     LOG_LEVEL: options.logLevel,
+    // Any free port on loopback: the metrics' own listener, scraped by nobody during the run.
+    ...(options.metrics ? { METRICS_PORT: '0' } : {}),
   };
 }
 

@@ -97,7 +97,7 @@ function table(header: string[], rows: string[][]): string {
 async function withContext<T>(config: Config, work: (context: AppContext) => Promise<T>): Promise<T> {
   const { openContext } = await import('./context.js');
   // The account and key commands never touch a secret: they load no secrets key.
-  const context = await openContext(config, { secrets: false });
+  const context = await openContext({ ...config, metrics: undefined }, { secrets: false });
   try {
     return await work(context);
   } finally {
@@ -136,6 +136,7 @@ async function serve(config: Config): Promise<void> {
   const { migrationsApplied } = app.context;
   if (migrationsApplied.length > 0) app.log.info({ migrations: migrationsApplied }, `applied ${migrationsApplied.length} database migration(s)`);
   let closing = false;
+  let closeMetrics: (() => Promise<void>) | undefined;
   const shutdown = (signal: string) => {
     if (closing) {
       app.log.warn({ signal }, 'second signal: exiting without waiting');
@@ -144,7 +145,10 @@ async function serve(config: Config): Promise<void> {
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     app.close().then(
-      () => process.exit(0),
+      async () => {
+        await closeMetrics?.();
+        process.exit(0);
+      },
       (error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
         process.exit(1);
@@ -155,6 +159,13 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   const address = await listen(app, config, { port: config.port, host: config.host });
   app.log.info({ address, port: (app.server.address() as { port: number }).port, baseUrl: config.baseUrl }, `devdata listening on ${address}`);
+  const { metrics } = app.context;
+  if (metrics && config.metrics) {
+    const { listenMetrics } = await import('./platform/metrics-server.js');
+    const listener = await listenMetrics(metrics, config.metrics.host, config.metrics.port);
+    closeMetrics = () => listener.close();
+    app.log.info({ metricsUrl: listener.url, metricsPort: listener.port }, `metrics on ${listener.url}`);
+  }
 }
 
 const COMMANDS: Command[] = [

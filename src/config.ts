@@ -40,6 +40,8 @@ export interface Config {
   usageFlushIntervalMs: number;
   /** How often events beyond the retention window are deleted. */
   retentionIntervalMs: number;
+  /** The metrics listener: METRICS_HOST (loopback by default) and METRICS_PORT; off when the port is not set. */
+  metrics: { host: string; port: number } | undefined;
 }
 
 /** Every environment variable the service reads (tests and the benchmark clear them to decide for themselves). */
@@ -65,6 +67,8 @@ export const CONFIG_VARIABLES = [
   'TRUST_PROXY',
   'USAGE_FLUSH_INTERVAL_MS',
   'RETENTION_INTERVAL_MS',
+  'METRICS_HOST',
+  'METRICS_PORT',
 ] as const;
 
 export class ConfigError extends Error {
@@ -131,6 +135,17 @@ function baseUrl(env: Env, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** Off unless METRICS_PORT is set; never the public port (the metrics are for the operator only). */
+function metrics(env: Env, port: number): Config['metrics'] {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') {
+    if (env.METRICS_HOST) throw new ConfigError('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT (for example 9464) to serve metrics');
+    return undefined;
+  }
+  const metricsPort = integer(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort !== 0 && metricsPort === port) throw new ConfigError(`METRICS_PORT must differ from PORT (${port}): metrics never share the public port`);
+  return { host: env.METRICS_HOST || '127.0.0.1', port: metricsPort };
+}
+
 /** The lease must outlast an attempt, so a live claim never runs out mid-attempt. */
 function webhookLeaseSeconds(env: Env, timeoutMs: number): number {
   const seconds = integer(env, 'WEBHOOK_LEASE_SECONDS', 30, 1, 3600);
@@ -167,5 +182,6 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10, 86_400_000),
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),
+    metrics: metrics(env, port),
   };
 }

@@ -25,6 +25,7 @@ import { SchedulesService } from './areas/schedules/service.js';
 import { InstallationsService } from './areas/installations/service.js';
 import { installationsDirectory } from './paths.js';
 import { OAuthService } from './areas/oauth/service.js';
+import { Metrics } from './platform/metrics.js';
 import { SecretBox } from './platform/secret-box.js';
 import { openSecrets, type SecretsStatus } from './secrets.js';
 import { InProcessCredentialCache, UncachedCredentials } from './platform/credential-cache.js';
@@ -55,6 +56,8 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   /** The migrations this start applied (none when the database was current). */
   migrationsApplied: string[];
+  /** The operator's metrics, when METRICS_PORT is set. */
+  metrics: Metrics | undefined;
   /** Where the secrets key came from and what the start did with it; undefined when no key was loaded. */
   secrets: SecretsStatus | undefined;
   close(): Promise<void>;
@@ -72,7 +75,8 @@ export interface ContextOptions {
 /** Opens storage, applies pending migrations and wires the services together. */
 export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
-  const storage = openStorage(config.databaseUrl);
+  const metrics = config.metrics ? new Metrics() : undefined;
+  const storage = openStorage(config.databaseUrl, { observer: metrics?.storage });
   let migrationsApplied: string[];
   let secrets: { box: SecretBox; status: SecretsStatus | undefined };
   try {
@@ -129,7 +133,20 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const resources = new ResourcesService(db, clock, events, (load) =>
     oneProcess ? new InMemoryResourceReadModel(load, externalWrites()) : new NoResourceReadModel(),
   );
-  const developer = new DeveloperService(db, clock, accounts, audit, new RateLimiter(newCounter(), clock, 3_600_000), {
+  const signupLimiter = new RateLimiter(newCounter(), clock, 3_600_000);
+  const rateLimiter = new RateLimiter(newCounter(), clock);
+  if (metrics) {
+    signupLimiter.onRefused = () => metrics.rateLimitRefused('signup');
+    rateLimiter.onRefused = (key) => metrics.rateLimitRefused(key.startsWith('ip:') ? 'ip' : 'credential');
+    events.onCommit((_accountId, appended) => metrics.committed(appended));
+    webhooks.onAttempt((outcome, seconds) => metrics.deliveryAttempt(outcome, seconds));
+    metrics.gauge('devdata_webhook_queue_depth', 'Webhook deliveries waiting to be made (first attempts and retries)', () => webhooks.queueDepth());
+    metrics.labelledGauge('devdata_storage_connections', 'Storage connections by state: idle, busy, and requests waiting for one', 'state', () => {
+      const { total, idle, waiting } = storage.connections();
+      return { idle, busy: total - idle, waiting };
+    });
+  }
+  const developer = new DeveloperService(db, clock, accounts, audit, signupLimiter, {
     capacity: config.signupCapacity,
     sessionTtlSeconds: config.developerSessionTtlSeconds,
   });
@@ -154,7 +171,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     clock,
     storage,
     services,
-    rateLimiter: new RateLimiter(newCounter(), clock),
+    rateLimiter,
+    metrics,
     migrationsApplied,
     secrets: secrets.status,
     async close() {

@@ -39,6 +39,8 @@ export interface RateLimitDecision {
 export class RateLimiter {
   /** Counts in this process while the shared counter cannot be reached, so an outage is not a 500. */
   private readonly fallback = new InProcessRateLimitCounter();
+  /** Told of every counted request past the limit (the operator's metrics), with its key. */
+  onRefused: ((key: string) => void) | undefined;
 
   constructor(
     private readonly counter: RateLimitCounter,
@@ -50,12 +52,15 @@ export class RateLimiter {
   check(key: string, limit: number, increment: boolean): RateLimitDecision | Promise<RateLimitDecision> {
     const now = this.clock.now().getTime();
     const windowStart = now - (now % this.windowMs);
-    const decide = (count: number): RateLimitDecision => ({
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetSeconds: Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000)),
-    });
+    const decide = (count: number): RateLimitDecision => {
+      if (count > limit && increment) this.onRefused?.(key);
+      return {
+        allowed: count <= limit,
+        limit,
+        remaining: Math.max(0, limit - count),
+        resetSeconds: Math.max(1, Math.ceil((windowStart + this.windowMs - now) / 1000)),
+      };
+    };
     // Storage is down: readiness reports it; requests are still limited, per process.
     const fallback = () => decide(this.fallback.hit(key, windowStart, increment));
     let count: number | Promise<number>;

@@ -3,8 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, sql, type MigrationProvider } from 'kysely';
-import { QueuedSqliteDialect } from './sqlite-dialect.js';
+import { Kysely, Migrator, PostgresDialect, sql, type Dialect, type MigrationProvider } from 'kysely';
+import { QueuedSqliteDialect, type ConnectionStats } from './sqlite-dialect.js';
+import { observedDialect, type StorageObserver } from './observed-dialect.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { PostgresNotifications, type Notifications } from './notifications.js';
@@ -25,12 +26,23 @@ export interface Storage {
   migrate(): Promise<string[]>;
   /** A lightweight read of a real table, for readiness checks. */
   ping(): Promise<void>;
+  /** The connections: the pool's on PostgreSQL, the one connection on SQLite (for metrics). */
+  connections(): ConnectionStats;
   close(): Promise<void>;
 }
 
 const migrationProvider: MigrationProvider = { getMigrations: async () => migrations };
 
-function openSqlite(path: string): { db: Kysely<Database>; dataVersion: () => number } {
+export interface StorageOptions {
+  /** Times connection waits and transactions (the operator's metrics). */
+  observer?: StorageObserver;
+}
+
+function dialectFor(dialect: Dialect, options: StorageOptions): Dialect {
+  return options.observer ? observedDialect(dialect, options.observer) : dialect;
+}
+
+function openSqlite(path: string, options: StorageOptions): { db: Kysely<Database>; dataVersion: () => number; connections: () => ConnectionStats } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
@@ -40,19 +52,28 @@ function openSqlite(path: string): { db: Kysely<Database>; dataVersion: () => nu
   database.pragma('busy_timeout = 5000');
   // Outside the connection queue: the pragma only reads a counter of the connection.
   const dataVersion = database.prepare('pragma data_version').pluck();
-  return { db: new Kysely<Database>({ dialect: new QueuedSqliteDialect(database) }), dataVersion: () => dataVersion.get() as number };
+  const dialect = new QueuedSqliteDialect(database);
+  return {
+    db: new Kysely<Database>({ dialect: dialectFor(dialect, options) }),
+    dataVersion: () => dataVersion.get() as number,
+    connections: () => dialect.connections(),
+  };
 }
 
-function openPostgres(url: string): Kysely<Database> {
+function openPostgres(url: string, options: StorageOptions): { db: Kysely<Database>; dataVersion: undefined; connections: () => ConnectionStats } {
   // int8 columns (counters, sequences) fit JavaScript numbers well below 2^53.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db: new Kysely<Database>({ dialect: dialectFor(new PostgresDialect({ pool }), options) }),
+    dataVersion: undefined,
+    connections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
 }
 
-export function openStorage(databaseUrl: string): Storage {
+export function openStorage(databaseUrl: string, options: StorageOptions = {}): Storage {
   const backend: Backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
-  const { db, dataVersion } = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length)) : { db: openPostgres(databaseUrl), dataVersion: undefined };
+  const { db, dataVersion, connections } = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length), options) : openPostgres(databaseUrl, options);
   const notifications = backend === 'postgres' ? new PostgresNotifications(databaseUrl) : undefined;
   // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
   // On PostgreSQL its tables go in the current schema, named explicitly: otherwise the migrator
@@ -84,6 +105,7 @@ export function openStorage(databaseUrl: string): Storage {
         }
       }
     },
+    connections,
     async ping() {
       await sql`select id from accounts limit 1`.execute(db);
     },

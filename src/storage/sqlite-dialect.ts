@@ -36,6 +36,10 @@ class FifoMutex {
   get held(): boolean {
     return this.locked;
   }
+
+  get waiting(): number {
+    return this.waiters.length;
+  }
 }
 
 class CachedStatementConnection implements DatabaseConnection {
@@ -212,6 +216,17 @@ class QueuedSqliteDriver implements Driver {
     this.commitGroup();
     this.db.close();
   }
+
+  /** The one connection: whether it is taken, and how many wait for it (for metrics). */
+  connections(): ConnectionStats {
+    return { total: 1, idle: this.mutex.held ? 0 : 1, waiting: this.mutex.waiting };
+  }
+}
+
+export interface ConnectionStats {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 type StatementRunner = (query: CompiledQuery) => Promise<QueryResult<unknown>>;
@@ -238,8 +253,15 @@ export class QueuedSqliteDialect extends SqliteDialect {
     this.connection = new CachedStatementConnection(sqlite);
   }
 
+  private driver: QueuedSqliteDriver | undefined;
+
   override createDriver(): Driver {
-    return new QueuedSqliteDriver(this.sqlite, this.connection);
+    this.driver = new QueuedSqliteDriver(this.sqlite, this.connection);
+    return this.driver;
+  }
+
+  connections(): ConnectionStats {
+    return this.driver?.connections() ?? { total: 1, idle: 1, waiting: 0 };
   }
 
   override createAdapter(): DialectAdapter {

@@ -28,6 +28,7 @@ import {
   insertWebhook,
   listDeliveries,
   listWebhooks,
+  pendingDeliveries,
   pruneCompletedDeliveries,
   queueingWebhooks,
   recordAttempt,
@@ -132,6 +133,7 @@ export class WebhooksService {
   /** Set when the outbox gained deliveries, so a commit wakes the dispatcher only when there is work. */
   private queuedSinceCheck = false;
   private lastWideLook = 0;
+  private attemptListener: ((outcome: 'succeeded' | 'retrying' | 'failed', seconds: number) => void) | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -459,6 +461,17 @@ export class WebhooksService {
       completedAt: finished ? done.toISOString() : null,
     });
     this.usage.count(delivery.accountId, { webhookDeliveries: 1 });
+    this.attemptListener?.(succeeded ? 'succeeded' : finished ? 'failed' : 'retrying', result.durationMs / 1000);
+  }
+
+  /** Told of every attempt made, with its outcome and duration (the operator's metrics). */
+  onAttempt(listener: (outcome: 'succeeded' | 'retrying' | 'failed', seconds: number) => void): void {
+    this.attemptListener = listener;
+  }
+
+  /** Deliveries waiting to be made, in every account. */
+  queueDepth(): Promise<number> {
+    return pendingDeliveries(this.db);
   }
 
   /** Keeps the latest completed deliveries of each webhook, and cuts off webhooks of expired keys. */

@@ -427,3 +427,12 @@ export async function storedSecrets(db: Executor): Promise<Array<{ id: string; s
 export async function resealSecret(db: Executor, id: string, from: string, to: string): Promise<void> {
   await db.updateTable('webhooks').set({ secret: to }).where('id', '=', id).where('secret', '=', from).execute();
 }
+
+/** Deliveries waiting to be made (the outbox's depth), from each webhook's pending count. */
+export async function pendingDeliveries(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('pending_count'), eb.lit(0)).as('pending'))
+    .executeTakeFirstOrThrow();
+  return Number(row.pending);
+}

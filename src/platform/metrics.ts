@@ -1,0 +1,213 @@
+// The operator's metrics in the Prometheus text format (prom-client), served on a listen address
+// of their own (METRICS_HOST/METRICS_PORT, see metrics-server.ts), never on the public port. Made
+// only when METRICS_PORT is set: otherwise nothing here runs on any request.
+//
+// On the request path: a response is counted in plain numbers of a series kept by (route pattern,
+// method, status), three map lookups and a few additions, with no allocation; prom-client reads them
+// only when scraped (RequestSeries below). prom-client's own children hash their label values on
+// every observation.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { StorageObserver } from '../storage/observed-dialect.js';
+
+/** Request latency buckets, seconds: 1 ms to 10 s. */
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Storage buckets, seconds: 50 µs to 5 s. */
+const STORAGE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
+
+/** The route label of a request that matched no route: its URL would make a series per URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** One (method, route, status): its count, the sum of its durations and its bucket counts (not cumulative; the last is +Inf). */
+interface RequestSeries {
+  labels: { method: string; route: string; status: string };
+  count: number;
+  sum: number;
+  buckets: Float64Array;
+}
+
+type MetricValue = { labels: Record<string, string>; value: number; metricName?: string };
+
+/**
+ * Requests by (method, route, status), as a counter and a histogram that prom-client reads when
+ * scraped: registered as metrics of their own (prom-client takes any object with get()).
+ */
+class RequestMetrics {
+  private readonly series = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  private readonly all: RequestSeries[] = [];
+
+  constructor(registry: Registry) {
+    const countName = 'devdata_http_requests_total';
+    const durationName = 'devdata_http_request_duration_seconds';
+    const counter = {
+      name: countName,
+      help: 'HTTP requests answered, by method, route pattern and status',
+      type: 'counter',
+      get: async () => ({ ...counter, values: this.all.map((series): MetricValue => ({ labels: series.labels, value: series.count })) }),
+    };
+    const histogram = {
+      name: durationName,
+      help: 'Time from the request to the end of its response, by method, route pattern and status',
+      type: 'histogram',
+      get: async () => ({
+        ...histogram,
+        values: this.all.flatMap((series): MetricValue[] => {
+          let cumulative = 0;
+          const buckets = [...HTTP_BUCKETS, Infinity].map((bound, index): MetricValue => {
+            cumulative += series.buckets[index]!;
+            return { metricName: `${durationName}_bucket`, labels: { ...series.labels, le: bound === Infinity ? '+Inf' : String(bound) }, value: cumulative };
+          });
+          return [...buckets, { metricName: `${durationName}_sum`, labels: series.labels, value: series.sum }, { metricName: `${durationName}_count`, labels: series.labels, value: series.count }];
+        }),
+      }),
+    };
+    registry.registerMetric(counter as unknown as Counter);
+    registry.registerMetric(histogram as unknown as Histogram);
+  }
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    let byMethod = this.series.get(route);
+    if (byMethod === undefined) this.series.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    let series = byStatus.get(status);
+    if (series === undefined) {
+      series = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: new Float64Array(HTTP_BUCKETS.length + 1) };
+      byStatus.set(status, series);
+      this.all.push(series);
+    }
+    series.count++;
+    series.sum += seconds;
+    let index = 0;
+    while (index < HTTP_BUCKETS.length && seconds > HTTP_BUCKETS[index]!) index++;
+    series.buckets[index]!++;
+  }
+}
+
+export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
+export type ScheduleOutcome = 'succeeded' | 'failed' | 'error';
+export type RateLimit = 'credential' | 'ip' | 'signup';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly requests = new RequestMetrics(this.registry);
+
+  private readonly events = new Counter({
+    name: 'devdata_events_committed_total',
+    help: 'Events committed to the event log, by type (custom.* as custom)',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
+  private readonly eventsByType = new Map<string, Counter.Internal>();
+
+  private readonly deliveries = new Counter({
+    name: 'devdata_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: succeeded, retrying (failed, tried again later) or failed (given up)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly deliveryDuration = new Histogram({
+    name: 'devdata_webhook_attempt_duration_seconds',
+    help: 'Duration of one webhook delivery attempt, until the receiver answered or the attempt failed',
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly scheduleRuns = new Counter({
+    name: 'devdata_schedule_runs_total',
+    help: 'Scheduled runs by outcome: succeeded, failed (the action failed) or error (not committed; tried again)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: 'devdata_rate_limit_refusals_total',
+    help: 'Requests refused by a rate limit: per credential, per client address (anonymous), or signup attempts',
+    labelNames: ['limit'],
+    registers: [this.registry],
+  });
+  private readonly connectionWait = new Histogram({
+    name: 'devdata_storage_connection_wait_seconds',
+    help: "Time a query or transaction waited for a storage connection (PostgreSQL's pool, SQLite's one connection)",
+    buckets: STORAGE_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly transactions = new Histogram({
+    name: 'devdata_storage_transaction_duration_seconds',
+    help: 'Time from the begin of a storage transaction to its commit (on SQLite: its group commit) or rollback',
+    labelNames: ['outcome'],
+    buckets: STORAGE_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly committedTransactions = this.transactions.labels('commit');
+  private readonly rolledBackTransactions = this.transactions.labels('rollback');
+
+  /** What the storage layer reports to (openStorage's observer). */
+  readonly storage: StorageObserver = {
+    connectionWait: (seconds) => this.connectionWait.observe(seconds),
+    transaction: (seconds, outcome) => (outcome === 'commit' ? this.committedTransactions : this.rolledBackTransactions).observe(seconds),
+  };
+
+  constructor() {
+    // process_* and nodejs_* under their usual names, so existing Node.js dashboards work too.
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** One answered request; `route` is the route pattern (`/api/v1/resources/:id`), never the URL. */
+  request(method: string, route: string, status: number, seconds: number): void {
+    this.requests.observe(method, route, status, seconds);
+  }
+
+  committed(events: ReadonlyArray<{ type: string }>): void {
+    for (const { type } of events) {
+      const label = type.startsWith('custom.') ? 'custom' : type;
+      let counter = this.eventsByType.get(label);
+      if (counter === undefined) this.eventsByType.set(label, (counter = this.events.labels(label)));
+      counter.inc();
+    }
+  }
+
+  deliveryAttempt(outcome: DeliveryOutcome, seconds: number): void {
+    this.deliveries.labels(outcome).inc();
+    this.deliveryDuration.observe(seconds);
+  }
+
+  scheduleRun(outcome: ScheduleOutcome, count = 1): void {
+    if (count > 0) this.scheduleRuns.labels(outcome).inc(count);
+  }
+
+  rateLimitRefused(limit: RateLimit): void {
+    this.refusals.labels(limit).inc();
+  }
+
+  /** A gauge read when scraped. */
+  gauge(name: string, help: string, read: () => number | Promise<number>): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        // Storage trouble: the gauge keeps its last value rather than failing the whole scrape.
+        await Promise.resolve()
+          .then(read)
+          .then((value) => this.set(value), () => undefined);
+      },
+    });
+  }
+
+  /** A gauge with one label, read when scraped: every label value with its number. */
+  labelledGauge(name: string, help: string, label: string, read: () => Record<string, number> | Promise<Record<string, number>>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      async collect() {
+        for (const [value, count] of Object.entries(await read())) this.labels(value).set(count);
+      },
+    });
+  }
+
+  /** The exposition: Prometheus text format, with its content type. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
