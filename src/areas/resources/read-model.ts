@@ -11,6 +11,7 @@ import { ownBytes } from '../../platform/json-body.js';
 import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import type { Event } from '../events/service.js';
+import { resourceColumns, resourceJson } from './resource-json.js';
 import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 
 /** The most resource JSON held for all accounts together, in bytes. */
@@ -44,12 +45,6 @@ export interface ResourceReadModel {
 
 /** Reads an account's resources (at most `limit`, in creation order) and its newest event id, in one transaction. */
 export type LoadResources = (accountId: string, limit: number) => Promise<{ records: ResourceRecord[]; newestEventId: number }>;
-
-/** The API JSON of a resource, the same text the store splices from its columns. */
-function resourceJson(resource: Resource): string {
-  const { id, name, type, state, attributes, tags, version, createdAt, updatedAt } = resource;
-  return JSON.stringify({ id, name, type, state, attributes, tags, version, createdAt, updatedAt });
-}
 
 const weightOf = (record: ResourceRecord) => record.json.length + ENTRY_OVERHEAD;
 
@@ -99,7 +94,7 @@ class AccountResources implements ResourceView {
       version: resource.version,
       // A resource's created event is where it stands in creation order.
       createdSeq: existing ? existing.createdSeq : event.id,
-      json: ownBytes(resourceJson(resource)),
+      json: ownBytes(resourceJson(resourceColumns(resource))),
     };
     this.byId.set(record.id, record);
     if (existing) this.ordered[this.indexOf(existing)] = record;

@@ -1,6 +1,7 @@
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 import { ownBytes } from '../../platform/json-body.js';
+import { resourceColumns, resourceJson, type ResourceColumns } from './resource-json.js';
 
 export type ResourceType = 'sensor' | 'binary_sensor' | 'switch' | 'text';
 export type ResourceState = number | string | boolean;
@@ -19,9 +20,7 @@ export interface Resource {
 
 const COLUMNS = ['id', 'name', 'type', 'state', 'attributes', 'tags', 'version', 'created_at', 'updated_at'] as const;
 
-type Row = { id: string; name: string; type: string; state: string; attributes: string; tags: string; version: number; created_at: string; updated_at: string };
-
-function toResource(row: Row): Resource {
+function toResource(row: ResourceColumns): Resource {
   return {
     id: row.id,
     name: row.name,
@@ -35,18 +34,6 @@ function toResource(row: Row): Resource {
   };
 }
 
-/**
- * The resource as JSON (the API's Resource), with the stored JSON columns spliced in as they are:
- * parsing them only to serialize them again was most of a list's cost. They hold JSON.stringify's text.
- */
-function resourceJson(row: Row): string {
-  return (
-    `{"id":${JSON.stringify(row.id)},"name":${JSON.stringify(row.name)},"type":${JSON.stringify(row.type)},` +
-    `"state":${row.state},"attributes":${row.attributes},"tags":${row.tags},"version":${Number(row.version)},` +
-    `"createdAt":${JSON.stringify(row.created_at)},"updatedAt":${JSON.stringify(row.updated_at)}}`
-  );
-}
-
 async function writeTags(db: Executor, accountId: string, resourceId: string, tags: string[]): Promise<void> {
   if (tags.length === 0) return;
   await db
@@ -58,19 +45,7 @@ async function writeTags(db: Executor, accountId: string, resourceId: string, ta
 export async function insertResource(db: Executor, accountId: string, resource: Resource, createdSeq: number): Promise<void> {
   await db
     .insertInto('resources')
-    .values({
-      id: resource.id,
-      account_id: accountId,
-      name: resource.name,
-      type: resource.type,
-      state: JSON.stringify(resource.state),
-      attributes: JSON.stringify(resource.attributes),
-      tags: JSON.stringify(resource.tags),
-      version: resource.version,
-      created_seq: createdSeq,
-      created_at: resource.createdAt,
-      updated_at: resource.updatedAt,
-    })
+    .values({ ...resourceColumns(resource), account_id: accountId, created_seq: createdSeq })
     .execute();
   await writeTags(db, accountId, resource.id, resource.tags);
 }
@@ -103,16 +78,17 @@ const updateIfVersion = prepare((db, p: StoredValues & { accountId: string; id: 
 
 /** Writes the new values if the stored version is still `expectedVersion`; false otherwise. */
 export async function updateResource(db: Executor, accountId: string, resource: Resource, expectedVersion: number, tagsChanged: boolean): Promise<boolean> {
+  const columns = resourceColumns(resource);
   const updated = await updateIfVersion.affected(db, {
     accountId,
     id: resource.id,
     expectedVersion,
-    name: resource.name,
-    state: JSON.stringify(resource.state),
-    attributes: JSON.stringify(resource.attributes),
-    tags: JSON.stringify(resource.tags),
-    version: resource.version,
-    updatedAt: resource.updatedAt,
+    name: columns.name,
+    state: columns.state,
+    attributes: columns.attributes,
+    tags: columns.tags,
+    version: columns.version,
+    updatedAt: columns.updated_at,
   });
   if (updated === 0) return false;
   if (tagsChanged) {
@@ -137,7 +113,7 @@ export interface ResourceQuery {
 
 type ListParams = { accountId: string; type: string; limit: number; offset: number } & Record<`tag${number}`, string>;
 interface ListQueries {
-  page: PreparedQuery<ListParams, Row>;
+  page: PreparedQuery<ListParams, ResourceColumns>;
   count: PreparedQuery<ListParams, { total: number }>;
 }
 
