@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // devdata-client: the developer CLI of @devdata/client. `listen --forward-to` replays the live
 // event stream to a local receiver as signed webhook deliveries, like `stripe listen`.
 // Exit codes: 0 done (also after Ctrl-C), 1 the API refused or failed, 2 a usage error, 3 the

@@ -13,13 +13,13 @@ import { until } from '../support/wait.js';
 import { Receiver, type Received } from '../webhooks/support.js';
 import { NodeScript, restart, sharedDatabase } from './support.js';
 
-const CLIENT_CLI = join(ROOT, 'client', 'dist', 'cli.js');
+const CLIENT_CLI = join(ROOT, 'client', 'bin', 'devdata-client.js');
 const stripe = new Stripe('sk_test_devdata_client_cli');
 
 /** The built CLI, running until it exits or is interrupted. */
 class CliProcess extends NodeScript {
   constructor(args: string[], env: NodeJS.ProcessEnv) {
-    super(join('client', 'dist', 'cli.js'), args, env);
+    super(join('client', 'bin', 'devdata-client.js'), args, env);
   }
 }
 
