@@ -3,7 +3,7 @@
 // pages it serves against storage through the real server.
 import { describe, expect, it } from 'vitest';
 import { InMemoryRecentEvents, NoRecentEvents, RECENT_EVENTS_PER_ACCOUNT, type RecentEvents } from '../../src/areas/events/recent.js';
-import type { Event } from '../../src/areas/events/service.js';
+import type { Event } from '../../src/areas/events/event.js';
 
 const event = (id: number, type = 'custom.tick'): Event => ({ id, type, data: { n: id }, createdAt: '2026-11-23T10:00:00.000Z' });
 const events = (from: number, to: number, type?: string) => Array.from({ length: to - from + 1 }, (_, index) => event(from + index, type));

@@ -3,7 +3,7 @@
 // tests in read-models.test.ts compare what it serves with storage through the real server.
 import { describe, expect, it } from 'vitest';
 import { InMemoryResourceReadModel, NoResourceReadModel, RESOURCES_PER_VIEW, type LoadResources, type ResourceReadModel } from '../../src/areas/resources/read-model.js';
-import type { Event } from '../../src/areas/events/service.js';
+import type { Event } from '../../src/areas/events/event.js';
 import type { Resource, ResourceRecord } from '../../src/areas/resources/store.js';
 
 const resource = (id: string, version = 1, extra: Partial<Resource> = {}): Resource => ({

@@ -7,7 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Notifications } from '../../storage/notifications.js';
-import type { Event } from './service.js';
+import type { Event } from './event.js';
 import { listEvents, newestEventIds } from './store.js';
 
 export type EventListener = (event: Event) => void;

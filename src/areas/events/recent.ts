@@ -9,8 +9,7 @@ import { ownBytes } from '../../platform/json-body.js';
 import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
-import { eventJson } from './event-json.js';
-import type { Event } from './service.js';
+import { eventJson, type Event } from './event.js';
 
 /** Events kept per account: a poller or a reconnecting stream this far behind reads storage. */
 export const RECENT_EVENTS_PER_ACCOUNT = 1000;

@@ -5,12 +5,11 @@ import { credentialOf } from '../../platform/access.js';
 import { invalidField } from '../../platform/errors.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
+import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT } from './event.js';
 import type { EventsService } from './service.js';
 import type { StreamHub } from './stream.js';
 
-export const EVENT_BODY_LIMIT = 64 * 1024;
-
-const CustomType = Type.String({ pattern: '^custom\\.[A-Za-z0-9_.:-]{1,100}$', description: '`custom.` followed by 1-100 of [A-Za-z0-9_.:-]' });
+const CustomType = Type.String({ pattern: CUSTOM_EVENT_TYPE_PATTERN, description: CUSTOM_EVENT_TYPE_RULE });
 
 /** One event type's shape: its `type` and its own `data`, so generated clients can tell them apart. */
 const eventOfType = (id: string, type: TSchema, data: TSchema, description: string) =>

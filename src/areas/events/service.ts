@@ -7,22 +7,16 @@ import { ownCopy, spliceJson } from '../../platform/json-body.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
+import type { Event } from './event.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
 import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
 import { accountsOverRetention, deleteEventsBetween, insertEvent, listEvents, listEventsJson, newestEventId, oldestStoredEventId } from './store.js';
 
-export interface Event {
-  id: number;
-  type: string;
-  data: Record<string, unknown>;
-  createdAt: string;
-}
-
 /** Event ids deleted by one statement of retention (a few milliseconds of SQLite's time). */
 const PRUNE_BATCH = 500;
 
-export const RESOURCE_EVENT_TYPES = ['resource.created', 'resource.updated', 'resource.deleted'] as const;
-export const EVENT_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'] as const;
+// Where other areas looked for them before events/event.ts held them.
+export { EVENT_TYPES, RESOURCE_EVENT_TYPES, type Event } from './event.js';
 
 /** A write transaction of one account that may append events to its log. */
 export interface EventWriter {

@@ -8,8 +8,8 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Credential } from '../../platform/credential.js';
 import { ApiError } from '../../platform/errors.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
-import { eventJson } from './event-json.js';
-import type { Event, EventsService } from './service.js';
+import { eventJson, type Event } from './event.js';
+import type { EventsService } from './service.js';
 
 const REPLAY_PAGE = 500;
 /** A client this far behind is dropped; it reconnects with Last-Event-ID and replays from the log. */

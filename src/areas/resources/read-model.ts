@@ -10,7 +10,7 @@ import { LRUCache } from 'lru-cache';
 import { ownBytes } from '../../platform/json-body.js';
 import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
-import type { Event } from '../events/service.js';
+import type { Event } from '../events/event.js';
 import { resourceColumns, resourceJson } from './resource-json.js';
 import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 

@@ -4,10 +4,10 @@ import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Credential } from '../../platform/credential.js';
 import { ApiError, insufficientScope, invalidField, notFound } from '../../platform/errors.js';
-import { EVENT_BODY_LIMIT } from '../events/routes.js';
+import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event } from '../events/event.js';
 import { newId } from '../../platform/ids.js';
 import type { AuditService } from '../audit/service.js';
-import type { Event, EventsService } from '../events/service.js';
+import type { EventsService } from '../events/service.js';
 import { actorOf } from '../keys/service.js';
 import { stateProblem, type ResourcesService } from '../resources/service.js';
 import { claimRun, deleteSchedule, dueSchedules, findSchedule, insertSchedule, listSchedules, recordRun, updateSchedule, type ScheduleAction, type ScheduleRow } from './store.js';
@@ -18,7 +18,6 @@ export type { ScheduleAction };
 export const SCHEDULER_INTERVAL_MS = 1000;
 /** A run missed while no server was up is made at start-up only if it is less late than this. */
 export const MISSED_RUN_GRACE_MS = 60 * 60_000;
-const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
 
 export interface Schedule {
   id: string;
@@ -133,7 +132,7 @@ export class SchedulesService {
       const problem = stateProblem(resource.type, action.state);
       if (problem) throw invalidField('/action/state', problem);
     } else {
-      if (!CUSTOM_TYPE.test(action.eventType)) throw invalidField('/action/eventType', 'must be custom. followed by 1-100 of [A-Za-z0-9_.:-]');
+      if (!CUSTOM_EVENT_TYPE.test(action.eventType)) throw invalidField('/action/eventType', `must be ${CUSTOM_EVENT_TYPE_RULE}`);
       if (Buffer.byteLength(JSON.stringify(action.data)) > EVENT_BODY_LIMIT) {
         throw invalidField('/action/data', `must be at most ${EVENT_BODY_LIMIT} bytes as JSON, like a published event`);
       }
