@@ -3,13 +3,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import { SUBSCRIBABLE_TYPES, type WebhooksService } from './service.js';
+import { EVENT_TYPES } from '../events/event.js';
+import type { WebhooksService } from './service.js';
 
 const UrlField = Type.String({ minLength: 1, maxLength: 2048, description: 'https on port 443 to a public address' });
 const EventsField = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
   minItems: 1,
   maxItems: 50,
-  description: `Event types to deliver: ${SUBSCRIBABLE_TYPES.join(', ')}, or an exact custom.<name>`,
+  description: `Event types to deliver: ${EVENT_TYPES.join(', ')}, or an exact custom.<name>`,
 });
 
 const webhookFields = {

@@ -10,8 +10,7 @@ import { ipLiteral, isPublicAddress } from '../../platform/public-address.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { API_VERSION } from '../../platform/openapi.js';
 import type { AuditService } from '../audit/service.js';
-import type { Event } from '../events/service.js';
-import { RESOURCE_EVENT_TYPES } from '../events/service.js';
+import { CUSTOM_EVENT_TYPE, EVENT_TYPES, type Event } from '../events/event.js';
 import { actorOf } from '../keys/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
@@ -51,8 +50,6 @@ export const IN_FLIGHT_PER_WEBHOOK = 16;
 /** How often, at most, the claim looks past webhooks at their share for others' due deliveries. */
 const WIDE_LOOK_INTERVAL_MS = 100;
 
-export const SUBSCRIBABLE_TYPES = [...RESOURCE_EVENT_TYPES, 'schedule.executed', 'custom.*'];
-const CUSTOM_TYPE = /^custom\.[A-Za-z0-9_.:-]{1,100}$/;
 
 export interface Webhook {
   id: string;
@@ -123,8 +120,8 @@ export function signature(secret: string, timestamp: number, body: string): stri
 function validateEvents(events: string[]): void {
   if (events.length === 0) throw invalidField('/events', 'must list at least one event type');
   events.forEach((type, index) => {
-    if (!SUBSCRIBABLE_TYPES.includes(type) && !CUSTOM_TYPE.test(type)) {
-      throw invalidField(`/events/${index}`, `"${type}" is not an event type (use ${SUBSCRIBABLE_TYPES.join(', ')} or custom.<name>)`);
+    if (!(EVENT_TYPES as readonly string[]).includes(type) && !CUSTOM_EVENT_TYPE.test(type)) {
+      throw invalidField(`/events/${index}`, `"${type}" is not an event type (use ${EVENT_TYPES.join(', ')} or custom.<name>)`);
     }
   });
 }
