@@ -318,12 +318,19 @@ export async function main(argv: string[], output: Output = { json: argv.include
     output.out(VERSION);
     return 0;
   }
-  if (argv.includes('--help') || argv.includes('-h') || name === undefined) {
+  const helpAsked = argv.includes('--help') || argv.includes('-h');
+  if (helpAsked) {
     output.out((name && COMMAND_HELP[name]) || GLOBAL_HELP);
-    return name === undefined && !argv.includes('--help') && !argv.includes('-h') ? 2 : 0;
+    return 0;
+  }
+  if (name === undefined) {
+    output.err(GLOBAL_HELP);
+    return 2;
   }
   const command = COMMANDS[name];
   try {
+    if (name === 'resources') throw new UsageError('resources takes list, get or set (devdata-client resources set --help)');
+    if (name === 'events') throw new UsageError('events takes tail (devdata-client events tail --help)');
     if (!command) throw new UsageError(`unknown command "${name}" (devdata-client --help lists them)`);
     await command(rest, output);
     return 0;

@@ -168,6 +168,11 @@ describe('devdata-client CLI', () => {
     expect(usage.stderr).toContain('only custom events can be published');
     expect((await cli('trigger', 'custom.x', '--data', '[1]')).code).toBe(2);
     expect((await cli('nonsense')).code).toBe(2);
+    const bare = await cli('resources');
+    expect([bare.code, bare.stderr]).toEqual([2, 'devdata-client: resources takes list, get or set (devdata-client resources set --help)\n']);
+    const nothing = await cli();
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('Usage: devdata-client <command>');
     expect((await cli('listen')).stderr).toContain('listen needs --forward-to URL');
     expect((await run(process.execPath, [CLIENT_CLI, 'whoami'], { env: { ...env, DEVDATA_API_KEY: '' } })).code).toBe(2);
     const refused = await run(process.execPath, [CLIENT_CLI, 'whoami'], { env: { ...env, DEVDATA_API_KEY: 'ddk_wrong' } });
