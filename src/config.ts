@@ -1,6 +1,7 @@
 // Environment → typed, validated configuration (api-decisions §1).
 // Every variable is validated up front so a typo fails the start, not the first request.
 
+import ipaddr from 'ipaddr.js';
 import { defaultKeyFile } from './platform/secrets-key.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -34,8 +35,11 @@ export interface Config {
    */
   secretsKeyFile: string | undefined;
   logLevel: LogLevel;
-  /** Trust X-Forwarded-For from a reverse proxy when computing the client address. */
-  trustProxy: boolean;
+  /**
+   * Whose X-Forwarded-For to believe for the client address: nobody (false), any peer (true), or
+   * only peers at these addresses or CIDR ranges (the reverse proxy's).
+   */
+  trustProxy: boolean | string[];
   /** How often in-memory usage counters are written to storage. */
   usageFlushIntervalMs: number;
   /** How often events beyond the retention window are deleted. */
@@ -135,6 +139,27 @@ function baseUrl(env: Env, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** TRUST_PROXY: true or false, or the proxy's addresses and CIDR ranges, comma-separated. */
+function trustProxy(env: Env): boolean | string[] {
+  const raw = env.TRUST_PROXY?.trim() ?? '';
+  if (!/[.:/]/.test(raw)) return boolean(env, 'TRUST_PROXY', false);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const valid = entry.includes('/') ? isValidCidr(entry) : ipaddr.IPv4.isValidFourPartDecimal(entry) || ipaddr.IPv6.isValid(entry);
+    if (!valid) throw new ConfigError(`TRUST_PROXY must be true, false, or addresses and CIDR ranges of the proxy (127.0.0.1,10.0.0.0/8), got "${entry}"`);
+  }
+  return entries;
+}
+
+function isValidCidr(entry: string): boolean {
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Off unless METRICS_PORT is set; never the public port (the metrics are for the operator only). */
 function metrics(env: Env, port: number): Config['metrics'] {
   if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') {
@@ -179,7 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKey: secretsKey(env),
     secretsKeyFile: defaultKeyFile(database, env.SECRETS_KEY_FILE),
     logLevel,
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10, 86_400_000),
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),
     metrics: metrics(env, port),
