@@ -19,11 +19,10 @@ import { systemRoutes, systemSchemas, type Feature } from './areas/system/routes
 import { usageRoutes, usageSchemas } from './areas/usage/routes.js';
 import { eventRoutes, eventSchemas } from './areas/events/routes.js';
 import { EVENT_TYPES } from './areas/events/service.js';
-import { StreamHub } from './areas/events/stream.js';
 import { integrationRoutes, integrationSchemas } from './areas/integrations/routes.js';
 import { resourceRoutes, resourceSchemas } from './areas/resources/routes.js';
 import { webhookRoutes, webhookSchemas } from './areas/webhooks/routes.js';
-import { authorizerOf, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTORY_KEPT } from './areas/webhooks/service.js';
+import { MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTORY_KEPT } from './areas/webhooks/service.js';
 import { appRoutes, appSchemas } from './areas/apps/routes.js';
 import { oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
 import { developerRoutes, developerSchemas } from './areas/developer/routes.js';
@@ -33,8 +32,7 @@ import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS } from './areas/schedules/se
 import { installationRoutes, installationSchemas } from './areas/installations/routes.js';
 import { consoleRoutes } from './areas/console/routes.js';
 import { consoleDirectory } from './paths.js';
-import { PeriodicTask } from './workers/periodic-task.js';
-import { WebhookDispatcher } from './workers/webhook-dispatcher.js';
+import { startBackgroundWork } from './workers/background.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -175,17 +173,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(keyRoutes, { keys: services.keys });
   await app.register(auditRoutes, { audit: services.audit });
   await app.register(usageRoutes, { usage: services.usage });
-  // A stream lives as long as its credential: checked at every heartbeat, and at once on a revocation here.
-  const streams = new StreamHub(services.events, config.streamLimitPerAccount, async (credentials) => {
-    const now = context.clock.now().toISOString();
-    const live = await services.liveCredentials(credentials.map(authorizerOf));
-    return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
-  });
-  metrics?.gauge('devdata_event_streams_open', 'Server-Sent Events streams open in this process', () => streams.size);
-  services.keys.onRevoked(async (_exec, key) => streams.closeFor(key.id));
-  services.oauth.onCredentialsEnded(async (_exec, ids) => ids.forEach((id) => streams.closeFor(id)));
   await app.register(resourceRoutes, { resources: services.resources });
-  await app.register(eventRoutes, { events: services.events, streams });
+  await app.register(eventRoutes, { events: services.events, streams: context.streams });
   await app.register(integrationRoutes, { resources: services.resources, clock: context.clock, installationId: () => null });
   await app.register(webhookRoutes, { webhooks: services.webhooks });
   await app.register(appRoutes, { apps: services.apps, endConnections: (exec, registered) => services.oauth.endAppGrants(exec, registered) });
@@ -195,45 +184,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(installationRoutes, { installations: services.installations });
   await app.register(consoleRoutes, { directory: consoleDirectory() });
 
-  const dispatcher = new WebhookDispatcher(services.webhooks, app.log, { concurrency: 64, pollIntervalMs: 500 });
-  services.events.onCommit(() => {
-    if (services.webhooks.takeQueuedFlag()) dispatcher.wake();
-  });
-  services.system.registerWorker('webhooks', () => dispatcher.report());
-  dispatcher.start();
-
-  const flush = new PeriodicTask('flush', config.usageFlushIntervalMs, async () => {
-    await services.usage.flush();
-    await services.keys.flushLastUsed();
-  }, app.log);
-  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async (signal) => {
-    await services.events.prune({ signal });
-    // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
-    await services.oauth.endExpired();
-    await services.webhooks.housekeeping();
-  }, app.log);
-  // Due schedules are looked for every second; a claim in storage makes each run happen once.
-  const scheduler = new PeriodicTask('scheduler', SCHEDULER_INTERVAL_MS, async () => {
-    try {
-      const runs = await services.schedules.runDue();
-      metrics?.scheduleRun('succeeded', runs.filter((run) => run.outcome === 'succeeded').length);
-      metrics?.scheduleRun('failed', runs.filter((run) => run.outcome === 'failed').length);
-    } catch (error) {
-      metrics?.scheduleRun('error', error instanceof AggregateError ? error.errors.length : 1);
-      throw error;
-    }
-  }, app.log);
-  for (const task of [flush, retention, scheduler]) {
-    services.system.registerWorker(task.name, () => task.report());
-    task.start();
-  }
+  const background = startBackgroundWork(context, app.log);
   // Streams never finish on their own: end them first so closing the server does not wait on them.
-  app.addHook('preClose', async () => streams.closeAll());
+  app.addHook('preClose', async () => context.streams.closeAll());
   app.addHook('onClose', async () => {
-    await dispatcher.stop();
-    await scheduler.stop({ finalRun: false });
-    await retention.stop({ finalRun: false });
-    await flush.stop({ finalRun: true });
+    await background.stop();
     if (ownsContext) await context.close();
     destination?.close();
   });

@@ -15,10 +15,11 @@ import { ExternalWrites } from './storage/external-writes.js';
 import { EventsService } from './areas/events/service.js';
 import { InMemoryRecentEvents, NoRecentEvents } from './areas/events/recent.js';
 import { InMemoryOlderEvents } from './areas/events/older.js';
+import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel, NoResourceReadModel } from './areas/resources/read-model.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
-import { WebhooksService, type Authorizer } from './areas/webhooks/service.js';
+import { authorizerOf, WebhooksService, type Authorizer } from './areas/webhooks/service.js';
 import { AppsService } from './areas/apps/service.js';
 import { DeveloperService } from './areas/developer/service.js';
 import { SchedulesService } from './areas/schedules/service.js';
@@ -58,6 +59,8 @@ export interface AppContext {
   migrationsApplied: string[];
   /** The operator's metrics, when METRICS_PORT is set. */
   metrics: Metrics | undefined;
+  /** The event streams open in this process. */
+  streams: StreamHub;
   /** Where the secrets key came from and what the start did with it; undefined when no key was loaded. */
   secrets: SecretsStatus | undefined;
   close(): Promise<void>;
@@ -150,6 +153,15 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     capacity: config.signupCapacity,
     sessionTtlSeconds: config.developerSessionTtlSeconds,
   });
+  // A stream lives as long as its credential: checked at every heartbeat, and at once on a revocation here.
+  const streams = new StreamHub(events, config.streamLimitPerAccount, async (credentials) => {
+    const now = clock.now().toISOString();
+    const live = await liveCredentials(credentials.map(authorizerOf));
+    return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
+  });
+  metrics?.gauge('devdata_event_streams_open', 'Server-Sent Events streams open in this process', () => streams.size);
+  keys.onRevoked(async (_exec, key) => streams.closeFor(key.id));
+  oauth.onCredentialsEnded(async (_exec, ids) => ids.forEach((id) => streams.closeFor(id)));
   const services: Services = {
     audit,
     accounts,
@@ -173,9 +185,11 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     services,
     rateLimiter,
     metrics,
+    streams,
     migrationsApplied,
     secrets: secrets.status,
     async close() {
+      streams.closeAll();
       await sender.close();
       await bus.close();
       await storage.close();

@@ -1,0 +1,59 @@
+// The service's background work, apart from HTTP: the webhook dispatcher, woken by commits that
+// queue deliveries, and the periodic tasks (buffered counters, retention and housekeeping, due
+// schedules). The server starts it with the app and stops it before the context closes.
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.js';
+import { SCHEDULER_INTERVAL_MS } from '../areas/schedules/service.js';
+import { PeriodicTask } from './periodic-task.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+
+export interface BackgroundWork {
+  /** Stops every loop; a task in progress finishes its current step, buffered counters are written. */
+  stop(): Promise<void>;
+}
+
+export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger): BackgroundWork {
+  const { config, services, metrics } = context;
+
+  const dispatcher = new WebhookDispatcher(services.webhooks, log, { concurrency: 64, pollIntervalMs: 500 });
+  services.events.onCommit(() => {
+    if (services.webhooks.takeQueuedFlag()) dispatcher.wake();
+  });
+  services.system.registerWorker('webhooks', () => dispatcher.report());
+  dispatcher.start();
+
+  const flush = new PeriodicTask('flush', config.usageFlushIntervalMs, async () => {
+    await services.usage.flush();
+    await services.keys.flushLastUsed();
+  }, log);
+  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async (signal) => {
+    await services.events.prune({ signal });
+    // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
+    await services.oauth.endExpired();
+    await services.webhooks.housekeeping();
+  }, log);
+  // Due schedules are looked for every second; a claim in storage makes each run happen once.
+  const scheduler = new PeriodicTask('scheduler', SCHEDULER_INTERVAL_MS, async () => {
+    try {
+      const runs = await services.schedules.runDue();
+      metrics?.scheduleRun('succeeded', runs.filter((run) => run.outcome === 'succeeded').length);
+      metrics?.scheduleRun('failed', runs.filter((run) => run.outcome === 'failed').length);
+    } catch (error) {
+      metrics?.scheduleRun('error', error instanceof AggregateError ? error.errors.length : 1);
+      throw error;
+    }
+  }, log);
+  for (const task of [flush, retention, scheduler]) {
+    services.system.registerWorker(task.name, () => task.report());
+    task.start();
+  }
+
+  return {
+    async stop() {
+      await dispatcher.stop();
+      await scheduler.stop({ finalRun: false });
+      await retention.stop({ finalRun: false });
+      await flush.stop({ finalRun: true });
+    },
+  };
+}
