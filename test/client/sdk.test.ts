@@ -1,7 +1,7 @@
 // @devdata/client against the real server over a socket: typed calls, the one error type,
 // retries (429 after Retry-After, network failures of safe methods only), If-Match, paging.
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { DevdataClient, DevdataError, ifMatch, type Resource } from '@devdata/client';
 import { describe, expect, it } from 'vitest';
 import { renderOpenApiDocument, CANONICAL_BASE_URL } from '../../src/openapi-document.js';
@@ -219,5 +219,25 @@ describe('@devdata/client and the rate limit', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('@devdata/client in a browser', () => {
+  it('imports nothing of Node from its entry point (the CLI alone uses node:http)', async () => {
+    const seen = new Set<string>();
+    const nodeImports: string[] = [];
+    const visit = async (file: string): Promise<void> => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const source = await readFile(file, 'utf8');
+      for (const [, specifier] of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/g)) {
+        if (specifier?.startsWith('.')) await visit(resolve(dirname(file), specifier));
+        else if (specifier?.startsWith('node:')) nodeImports.push(`${file}: ${specifier}`);
+      }
+    };
+    await visit(join(ROOT, 'client', 'dist', 'index.js'));
+    expect(seen.size).toBeGreaterThan(5);
+    expect([...seen].some((file) => file.endsWith('forward.js') || file.endsWith('cli.js'))).toBe(false);
+    expect(nodeImports).toEqual([]);
   });
 });
