@@ -1,3 +1,5 @@
 import { render } from 'preact';
+import { App } from './app';
+import './styles.css';
 
-render(<main><h1>devdata console</h1></main>, document.getElementById('app') as HTMLElement);
+render(<App />, document.getElementById('app') as HTMLElement);

@@ -1,0 +1,33 @@
+// A page's frame: its heading (focused when the page is opened, so a screen reader announces it)
+// and title.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+
+export function Page({ title, intro, children }: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${title} · devdata console`;
+    heading.current?.focus({ preventScroll: true });
+  }, [title]);
+  return (
+    <>
+      <h1 tabIndex={-1} ref={heading}>
+        {title}
+      </h1>
+      {intro && <p class="intro">{intro}</p>}
+      {children}
+    </>
+  );
+}
+
+export function Section({ title, id, children, actions }: { title: string; id: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  return (
+    <section class="card" aria-labelledby={id}>
+      <div class="card-head">
+        <h2 id={id}>{title}</h2>
+        {actions && <div class="card-actions">{actions}</div>}
+      </div>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,77 @@
+// Following the event log live through the client's stream, with its state for the page to show.
+import { DevdataError, type DevdataClient, type DevdataEvent, type EventStream } from '@devdata/client';
+
+export type LiveStatus =
+  | { state: 'connecting' }
+  | { state: 'live' }
+  | { state: 'reconnecting'; error: DevdataError | undefined }
+  | { state: 'stopped'; error: unknown };
+
+export interface FollowOptions {
+  /** An exact type or a `prefix.*`. */
+  type?: string;
+  /** Resume after this event id; without it only events from now on arrive. */
+  after?: number;
+  signal: AbortSignal;
+  onEvent: (event: DevdataEvent) => void;
+  onStatus: (status: LiveStatus) => void;
+  /**
+   * Told once, when the first connection is open, where the stream started: events after that id
+   * arrive on the stream, events up to it are history (read with listEvents).
+   */
+  onStart?: (cursor: number) => void;
+}
+
+/**
+ * The stream's starting cursor. The stream opens with `id: <cursor>`, which the client's
+ * EventStream records in `lastEventId` as soon as it has read it, just after its onConnect; it
+ * does not announce it, so it is awaited here (a few milliseconds).
+ */
+async function startingCursor(stream: EventStream, signal: AbortSignal): Promise<number | undefined> {
+  for (let waited = 0; waited < 5000 && !signal.aborted; waited += 10) {
+    if (stream.lastEventId !== undefined) return stream.lastEventId;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return stream.lastEventId;
+}
+
+export function followEvents(client: DevdataClient, options: FollowOptions): EventStream {
+  const { signal, onEvent, onStatus, onStart } = options;
+  let started = false;
+  onStatus({ state: 'connecting' });
+  const stream = client.streamEvents({
+    type: options.type,
+    after: options.after,
+    signal,
+    onConnect: () => {
+      onStatus({ state: 'live' });
+      if (started || !onStart) return;
+      started = true;
+      void startingCursor(stream, signal).then((cursor) => {
+        if (cursor !== undefined && !signal.aborted) onStart(cursor);
+      });
+    },
+    onReconnect: ({ error }) => onStatus({ state: 'reconnecting', error }),
+  });
+  void (async () => {
+    try {
+      for await (const event of stream) onEvent(event);
+    } catch (error) {
+      if (!signal.aborted) onStatus({ state: 'stopped', error });
+    }
+  })();
+  return stream;
+}
+
+export function liveStatusText(status: LiveStatus): string {
+  switch (status.state) {
+    case 'connecting':
+      return 'Connecting to the live stream';
+    case 'live':
+      return 'Live';
+    case 'reconnecting':
+      return `Reconnecting${status.error ? ` (${status.error.message})` : ''}`;
+    case 'stopped':
+      return 'Live updates stopped';
+  }
+}

@@ -1,0 +1,222 @@
+// Sign up, the account, what to do next (ask the operator for the first key), connect a key and
+// see what its scopes allow.
+import { useState } from 'preact/hooks';
+import { ErrorNotice, Notice } from '../components/feedback';
+import { Time } from '../components/format';
+import { Page, Section } from '../components/page';
+import { CopyButton } from '../components/secret';
+import { connectKey, forgetKey, keyRequestCommand, signUp } from '../connection';
+import { useConnection } from '../connection-context';
+import { useAction } from '../hooks';
+import { Link } from '../router';
+import { ALL_SCOPES, SCOPES } from '../scopes';
+
+export function AccountPage() {
+  const { session, key } = useConnection();
+  if (!session && !key) {
+    return (
+      <Page title="Welcome to devdata" intro="Store named values, follow every change as an event, push events to your receivers and connect apps.">
+        <SignUpForm />
+        <Section title="Signed up before?" id="connect-title">
+          <p>
+            A session lasts 12 hours and the service has no password sign-in. Connect an API key of your account to go on working
+            without a session.
+          </p>
+          <ConnectKeyForm />
+        </Section>
+      </Page>
+    );
+  }
+  return (
+    <Page title="Account">
+      {session && (
+        <Section title="Your account" id="account-title">
+          <dl class="facts">
+            <dt>Name</dt>
+            <dd>{session.account.name}</dd>
+            <dt>E-mail</dt>
+            <dd>{session.account.email ?? '—'}</dd>
+            <dt>Account id</dt>
+            <dd>
+              <code>{session.account.id}</code>
+            </dd>
+            <dt>Signed up</dt>
+            <dd>
+              <Time value={session.account.createdAt} />
+            </dd>
+            <dt>Session ends</dt>
+            <dd>
+              <Time value={session.session.expiresAt} />
+            </dd>
+          </dl>
+        </Section>
+      )}
+      {key ? <ConnectedKeySection /> : <FirstKeySection />}
+    </Page>
+  );
+}
+
+function SignUpForm() {
+  const { setSession } = useConnection();
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const created = await action.run(() => signUp(name, email));
+    if (created) setSession(created);
+  };
+  return (
+    <Section title="Sign up" id="signup-title">
+      <form onSubmit={submit} class="form">
+        <div class="field">
+          <label for="signup-name">Name</label>
+          <input id="signup-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} autoComplete="name" />
+        </div>
+        <div class="field">
+          <label for="signup-email">E-mail</label>
+          <input id="signup-email" type="email" required maxLength={254} value={email} onInput={(event) => setEmail(event.currentTarget.value)} autoComplete="email" />
+        </div>
+        <ErrorNotice error={action.error} title="Signing up failed" />
+        <div class="actions">
+          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
+            {action.busy ? 'Signing up…' : 'Sign up'}
+          </button>
+        </div>
+      </form>
+    </Section>
+  );
+}
+
+function ConnectKeyForm() {
+  const { session, setKey } = useConnection();
+  const [secret, setSecret] = useState('');
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const connected = await action.run(() => connectKey(secret, session));
+    if (connected) {
+      setSecret('');
+      setKey(connected);
+    }
+  };
+  return (
+    <form onSubmit={submit} class="form">
+      <div class="field">
+        <label for="api-key">API key</label>
+        <input
+          id="api-key"
+          type="password"
+          required
+          autoComplete="off"
+          spellcheck={false}
+          placeholder="ddk_…"
+          value={secret}
+          onInput={(event) => setSecret(event.currentTarget.value)}
+          aria-describedby="api-key-hint"
+        />
+        <p class="hint" id="api-key-hint">
+          Kept for this browser tab only (session storage), never saved elsewhere; logging out forgets it.
+        </p>
+      </div>
+      <ErrorNotice error={action.error} title="The key could not be connected" />
+      <div class="actions">
+        <button type="submit" disabled={action.busy} aria-busy={action.busy}>
+          {action.busy ? 'Checking the key…' : 'Connect key'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function FirstKeySection() {
+  const { session } = useConnection();
+  const command = session ? keyRequestCommand(session.account.id) : '';
+  return (
+    <Section title="Next: your first API key" id="first-key-title">
+      <p>
+        Signup gives no API key: the operator of this service issues the first one. Send them this command; it prints the key once,
+        as <code>"key":"ddk_…"</code>.
+      </p>
+      <div class="command">
+        <pre>
+          <code>{command}</code>
+        </pre>
+        <CopyButton text={command} label="Copy the command" />
+      </div>
+      <p class="hint">
+        <code>--scopes resources:read,events:read</code> narrows it; without it the key holds every scope. Once you have one, more keys
+        can be made on the Keys page.
+      </p>
+      <ConnectKeyForm />
+    </Section>
+  );
+}
+
+function ConnectedKeySection() {
+  const { key, setKey } = useConnection();
+  if (!key) return null;
+  const held = new Set(key.credential.credential.scopes);
+  const disconnect = () => {
+    forgetKey();
+    setKey(undefined);
+  };
+  return (
+    <Section
+      title="Connected key"
+      id="connected-key-title"
+      actions={
+        <button type="button" class="secondary" onClick={disconnect}>
+          Disconnect key
+        </button>
+      }
+    >
+      <dl class="facts">
+        <dt>Key id</dt>
+        <dd>
+          <code>{key.credential.credential.id}</code>
+        </dd>
+        <dt>Account</dt>
+        <dd>
+          {key.credential.account.name} (<code>{key.credential.account.id}</code>)
+        </dd>
+        <dt>Expires</dt>
+        <dd>
+          <Time value={key.credential.credential.expiresAt} />
+        </dd>
+      </dl>
+      <div class="table-wrap" tabIndex={0}>
+        <table>
+          <caption>What the connected key's scopes allow</caption>
+          <thead>
+            <tr>
+              <th scope="col">Scope</th>
+              <th scope="col">Allows</th>
+              <th scope="col">This key</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ALL_SCOPES.map((scope) => (
+              <tr key={scope}>
+                <td>
+                  <code>{scope}</code>
+                </td>
+                <td>{SCOPES[scope]}</td>
+                <td>{held.has(scope) ? <span class="pill pill-ok">granted</span> : <span class="pill pill-off">not granted</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {held.size < ALL_SCOPES.length && (
+        <Notice kind="warning">
+          <p>Actions that need a scope this key lacks are disabled, with the reason beside them.</p>
+        </Notice>
+      )}
+      <p>
+        Next: <Link to="resources">create a resource</Link>, <Link to="events">watch the events</Link> or{' '}
+        <Link to="webhooks">send them to a webhook</Link>.
+      </p>
+    </Section>
+  );
+}

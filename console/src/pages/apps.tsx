@@ -1,0 +1,221 @@
+// Apps registered for OAuth 2.0: public and confidential, redirect URIs, the client secret shown
+// once, rotation, deletion.
+import type { App } from '@devdata/client';
+import { useState } from 'preact/hooks';
+import { ConfirmDialog } from '../components/dialog';
+import { Busy, ErrorNotice } from '../components/feedback';
+import { Time } from '../components/format';
+import { Page, Section } from '../components/page';
+import { RequiresScopes } from '../components/scope-gate';
+import { ScopePicker } from '../components/scope-picker';
+import { SecretOnce } from '../components/secret';
+import { baseUrl } from '../connection';
+import { useClient } from '../connection-context';
+import { parseList } from '../errors';
+import { useAction, useLoad } from '../hooks';
+import { APP_GRANTABLE_SCOPES, type Scope } from '../scopes';
+
+export function AppsPage() {
+  return (
+    <Page title="Apps" intro="Applications that act for users through OAuth 2.0 (authorization code with PKCE, refresh tokens, client credentials).">
+      <RequiresScopes needs={['apps:manage']} what="Managing apps">
+        <AppsView />
+      </RequiresScopes>
+    </Page>
+  );
+}
+
+function AppsView() {
+  const client = useClient();
+  const apps = useLoad((signal) => client.listApps(undefined, { signal }), [client]);
+  const [creating, setCreating] = useState(false);
+  return (
+    <>
+      <div class="toolbar">
+        <button type="button" onClick={() => setCreating(true)} disabled={creating}>
+          Register an app
+        </button>
+      </div>
+      {creating && <RegisterApp onDone={() => setCreating(false)} onCreated={apps.reload} />}
+      {apps.loading && <Busy label="Loading apps" />}
+      <ErrorNotice error={apps.error} title="The apps could not be read" />
+      {apps.data?.data.length === 0 && <p class="empty">No apps registered yet.</p>}
+      {apps.data?.data.map((app) => (
+        <AppCard key={app.id} app={app} onChanged={apps.reload} />
+      ))}
+    </>
+  );
+}
+
+function RegisterApp({ onDone, onCreated }: { onDone: () => void; onCreated: () => void }) {
+  const client = useClient();
+  const [name, setName] = useState('');
+  const [type, setType] = useState<App['type']>('confidential');
+  const [redirectUris, setRedirectUris] = useState('');
+  const [scopes, setScopes] = useState<Set<Scope>>(new Set());
+  const [created, setCreated] = useState<{ clientId: string; clientSecret?: string } | undefined>(undefined);
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const registered = await action.run(() => client.createApp({ body: { name, type, redirectUris: parseList(redirectUris), scopes: [...scopes] } }));
+    if (registered) {
+      setCreated({ clientId: registered.clientId, clientSecret: registered.clientSecret });
+      onCreated();
+    }
+  };
+  if (created) {
+    const explanation = `Client id ${created.clientId}. The app authenticates at ${baseUrl}/oauth/token with HTTP Basic (client id and this secret).`;
+    if (created.clientSecret) return <SecretOnce title="The app's client secret" secret={created.clientSecret} explanation={explanation} onDone={onDone} />;
+    return (
+      <Section title="App registered" id="registered-title">
+        <p>
+          Public app registered with client id <code>{created.clientId}</code>. It has no secret: it proves itself with PKCE.
+        </p>
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </Section>
+    );
+  }
+  return (
+    <Section title="Register an app" id="register-app-title">
+      <form class="form" onSubmit={submit}>
+        <div class="field">
+          <label for="app-name">Name</label>
+          <input id="app-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} aria-describedby="app-name-hint" />
+          <span class="hint" id="app-name-hint">
+            Users see it on the approval page.
+          </span>
+        </div>
+        <fieldset class="field">
+          <legend>Type</legend>
+          <div class="inline-choices">
+            <label>
+              <input type="radio" name="app-type" checked={type === 'confidential'} onChange={() => setType('confidential')} /> Confidential (a server that keeps a secret)
+            </label>
+            <label>
+              <input type="radio" name="app-type" checked={type === 'public'} onChange={() => setType('public')} /> Public (a browser or mobile app, no secret)
+            </label>
+          </div>
+        </fieldset>
+        <div class="field">
+          <label for="app-redirects">Redirect URIs</label>
+          <textarea id="app-redirects" rows={3} required value={redirectUris} placeholder="https://app.example.com/callback" onInput={(event) => setRedirectUris(event.currentTarget.value)} aria-describedby="app-redirects-hint" />
+          <span class="hint" id="app-redirects-hint">
+            One per line (at most 10), matched exactly: https, or http to a loopback host.
+          </span>
+        </div>
+        <ScopePicker legend="Scopes the app may ask for" offered={APP_GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} idPrefix="app-scope" />
+        <ErrorNotice error={action.error} title="The app was not registered" />
+        <div class="actions">
+          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
+            {action.busy ? 'Registering…' : 'Register app'}
+          </button>
+          <button type="button" class="secondary" onClick={onDone}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Section>
+  );
+}
+
+function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
+  const client = useClient();
+  const [confirm, setConfirm] = useState<'rotate' | 'delete' | undefined>(undefined);
+  const [editing, setEditing] = useState(false);
+  const [redirectUris, setRedirectUris] = useState(app.redirectUris.join('\n'));
+  const [secret, setSecret] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const titleId = `app-${app.id}-title`;
+  const rotate = async () => {
+    const rotated = await action.run(() => client.rotateAppSecret({ path: { id: app.id } }));
+    setConfirm(undefined);
+    if (rotated?.clientSecret) setSecret(rotated.clientSecret);
+  };
+  const remove = async () => {
+    const removed = await action.run(() => client.deleteApp({ path: { id: app.id } }).then(() => true));
+    setConfirm(undefined);
+    if (removed) onChanged();
+  };
+  const saveRedirects = async (event: Event) => {
+    event.preventDefault();
+    if (await action.run(() => client.updateApp({ path: { id: app.id }, body: { redirectUris: parseList(redirectUris) } }))) {
+      setEditing(false);
+      onChanged();
+    }
+  };
+  return (
+    <section class="card" aria-labelledby={titleId} data-app-id={app.id}>
+      <div class="card-head">
+        <h2 id={titleId}>{app.name}</h2>
+        <span class="pill">{app.type}</span>
+      </div>
+      <dl class="facts">
+        <dt>Client id</dt>
+        <dd>
+          <code>{app.clientId}</code>
+        </dd>
+        <dt>Redirect URIs</dt>
+        <dd>
+          <ul class="plain">
+            {app.redirectUris.map((uri) => (
+              <li key={uri} class="break">
+                <code>{uri}</code>
+              </li>
+            ))}
+          </ul>
+        </dd>
+        <dt>Scopes</dt>
+        <dd>{app.scopes.length === 0 ? <span class="muted">none</span> : app.scopes.map((scope) => <span key={scope} class="tag">{scope}</span>)}</dd>
+        <dt>Registered</dt>
+        <dd>
+          <Time value={app.createdAt} />
+        </dd>
+      </dl>
+      {editing && (
+        <form class="form" onSubmit={saveRedirects}>
+          <div class="field">
+            <label for={`${app.id}-redirects`}>Redirect URIs of {app.name}</label>
+            <textarea id={`${app.id}-redirects`} rows={3} required value={redirectUris} onInput={(event) => setRedirectUris(event.currentTarget.value)} />
+          </div>
+          <div class="actions">
+            <button type="submit" disabled={action.busy} aria-busy={action.busy}>
+              {action.busy ? 'Saving…' : 'Save redirect URIs'}
+            </button>
+            <button type="button" class="secondary" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      <div class="actions">
+        {!editing && (
+          <button type="button" class="secondary" onClick={() => setEditing(true)}>
+            Edit redirect URIs<span class="visually-hidden"> of {app.name}</span>
+          </button>
+        )}
+        {app.type === 'confidential' && (
+          <button type="button" class="secondary" onClick={() => setConfirm('rotate')}>
+            Rotate secret<span class="visually-hidden"> of {app.name}</span>
+          </button>
+        )}
+        <button type="button" class="danger-outline" onClick={() => setConfirm('delete')}>
+          Delete<span class="visually-hidden"> {app.name}</span>
+        </button>
+      </div>
+      <ErrorNotice error={action.error} title="The app was not changed" />
+      {secret && <SecretOnce title="The new client secret" secret={secret} explanation="The old secret no longer works." onDone={() => setSecret(undefined)} />}
+      {confirm === 'rotate' && (
+        <ConfirmDialog title={`Rotate the secret of ${app.name}?`} confirmLabel="Rotate secret" busy={action.busy} onConfirm={rotate} onCancel={() => setConfirm(undefined)}>
+          <p>The current client secret stops working at once: the app needs the new one to get tokens.</p>
+        </ConfirmDialog>
+      )}
+      {confirm === 'delete' && (
+        <ConfirmDialog title={`Delete ${app.name}?`} confirmLabel="Delete app" busy={action.busy} onConfirm={remove} onCancel={() => setConfirm(undefined)}>
+          <p>Its connections and tokens end at once, and webhooks they authorized stop.</p>
+        </ConfirmDialog>
+      )}
+    </section>
+  );
+}

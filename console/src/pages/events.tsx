@@ -1,0 +1,281 @@
+// Events: the live tail (pause, type filter), paging back through history with a notice when the
+// history has expired, and publishing a custom event.
+import { DevdataError, type DevdataEvent } from '@devdata/client';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { Busy, ErrorNotice, Notice } from '../components/feedback';
+import { formatState, JsonBlock, Time } from '../components/format';
+import { LiveBadge } from '../components/live-badge';
+import { Page, Section } from '../components/page';
+import { GuardedButton, RequiresScopes } from '../components/scope-gate';
+import { useClient } from '../connection-context';
+import { parseJsonObject } from '../errors';
+import { useAction } from '../hooks';
+import { followEvents, type LiveStatus } from '../live';
+
+const HISTORY_STEP = 50;
+/** The tail keeps this many events on the page; older ones are dropped from view (not from the log). */
+const KEPT = 500;
+export const EVENT_TYPE_SUGGESTIONS = ['resource.*', 'resource.created', 'resource.updated', 'resource.deleted', 'schedule.executed', 'custom.*'];
+
+export function EventsPage() {
+  return (
+    <Page title="Events" intro="Every change of the account in order: resources, schedule runs and custom events.">
+      <RequiresScopes needs={['events:read']} what="Reading events">
+        <EventTail />
+      </RequiresScopes>
+      <PublishEvent />
+    </Page>
+  );
+}
+
+export function summarizeEvent(event: DevdataEvent): string {
+  switch (event.type) {
+    case 'resource.created':
+    case 'resource.deleted':
+      return `${event.data.resource.name} (${event.data.resource.type}) · state ${formatState(event.data.resource.state)}`;
+    case 'resource.updated': {
+      const changed = event.data.changed.length ? ` · changed ${event.data.changed.join(', ')}` : '';
+      return `${event.data.resource.name} → ${formatState(event.data.resource.state)} (version ${event.data.resource.version})${changed}`;
+    }
+    case 'schedule.executed':
+      return `${event.data.schedule.name}: ${event.data.outcome}${event.data.error ? ` (${event.data.error})` : ''}`;
+    default: {
+      const text = JSON.stringify(event.data);
+      return text.length > 100 ? `${text.slice(0, 99)}…` : text;
+    }
+  }
+}
+
+/** Newest first, each id once. */
+function merge(current: DevdataEvent[], added: DevdataEvent[]): DevdataEvent[] {
+  const byId = new Map(current.map((event) => [event.id, event]));
+  for (const event of added) byId.set(event.id, event);
+  return [...byId.values()].sort((a, b) => b.id - a.id).slice(0, KEPT);
+}
+
+function EventTail() {
+  const client = useClient();
+  const [typeInput, setTypeInput] = useState('');
+  const [type, setType] = useState('');
+  const [paused, setPaused] = useState(false);
+  const [live, setLive] = useState<LiveStatus>({ state: 'connecting' });
+  const [events, setEvents] = useState<DevdataEvent[]>([]);
+  /** Events with ids above this are loaded (from history or the stream); undefined before the stream started. */
+  const [floor, setFloor] = useState<number | undefined>(undefined);
+  const [expiredBefore, setExpiredBefore] = useState<number | undefined>(undefined);
+  const [resumeAfter, setResumeAfter] = useState<number | undefined>(undefined);
+  const lastSeen = useRef<number | undefined>(undefined);
+  const history = useAction();
+
+  /** Reads the events in (after, upTo], going to the oldest retained when `after` has expired. */
+  const readHistory = async (after: number, upTo: number): Promise<number> => {
+    const read = (from: number) => client.listEvents({ query: { after: from, limit: Math.max(1, Math.min(1000, upTo - from)), type: type || undefined } });
+    let from = after;
+    let page;
+    try {
+      page = await read(from);
+    } catch (error) {
+      if (!(error instanceof DevdataError && error.code === 'cursor_expired' && error.oldestCursor !== undefined)) throw error;
+      from = error.oldestCursor;
+      setExpiredBefore(from);
+      page = from < upTo ? await read(from) : { data: [] };
+    }
+    setEvents((current) => merge(current, page.data.filter((event) => event.id <= upTo)));
+    return from;
+  };
+
+  // The stream: from now, or after the last event seen when resuming from a pause.
+  useEffect(() => {
+    if (paused) return;
+    const controller = new AbortController();
+    const stream = followEvents(client, {
+      type: type || undefined,
+      after: resumeAfter,
+      signal: controller.signal,
+      onEvent: (event) => {
+        lastSeen.current = event.id;
+        setEvents((current) => merge(current, [event]));
+      },
+      onStatus: (status) => {
+        setLive(status);
+        if (status.state === 'stopped' && status.error instanceof DevdataError && status.error.code === 'cursor_expired') setExpiredBefore(status.error.oldestCursor);
+      },
+      onStart: (cursor) => {
+        lastSeen.current = Math.max(lastSeen.current ?? 0, cursor);
+        // The first start of this filter shows the latest history right away.
+        if (resumeAfter !== undefined) return;
+        const after = Math.max(0, cursor - HISTORY_STEP);
+        void history.run(async () => setFloor(await readHistory(after, cursor)));
+      },
+    });
+    return () => {
+      lastSeen.current = stream.lastEventId ?? lastSeen.current;
+      controller.abort();
+    };
+  }, [client, type, paused, resumeAfter]);
+
+  const applyFilter = (event: Event) => {
+    event.preventDefault();
+    setEvents([]);
+    setFloor(undefined);
+    setExpiredBefore(undefined);
+    setResumeAfter(undefined);
+    lastSeen.current = undefined;
+    setType(typeInput.trim());
+  };
+
+  const togglePause = () => {
+    if (paused) setResumeAfter(lastSeen.current);
+    setPaused(!paused);
+  };
+
+  const loadOlder = () => {
+    if (floor === undefined || floor === 0) return;
+    const after = Math.max(0, floor - HISTORY_STEP);
+    void history.run(async () => setFloor(await readHistory(after, floor)));
+  };
+
+  const goLiveFromNow = () => {
+    setExpiredBefore(undefined);
+    setResumeAfter(undefined);
+    setEvents([]);
+    setFloor(undefined);
+    setPaused(false);
+  };
+
+  const streamExpired = live.state === 'stopped' && live.error instanceof DevdataError && live.error.code === 'cursor_expired';
+  return (
+    <Section title="Live tail" id="tail-title">
+      <div class="toolbar">
+        <LiveBadge status={live} paused={paused} />
+        <button type="button" class="secondary" onClick={togglePause} aria-pressed={paused}>
+          {paused ? 'Resume' : 'Pause'}
+        </button>
+      </div>
+      <form class="filters" onSubmit={applyFilter} aria-label="Filter events">
+        <div class="field">
+          <label for="event-type-filter">Type</label>
+          <input id="event-type-filter" list="event-type-suggestions" value={typeInput} placeholder="all types" onInput={(event) => setTypeInput(event.currentTarget.value)} aria-describedby="event-type-hint" />
+          <datalist id="event-type-suggestions">
+            {EVENT_TYPE_SUGGESTIONS.map((suggestion) => (
+              <option key={suggestion} value={suggestion} />
+            ))}
+          </datalist>
+          <span class="hint" id="event-type-hint">
+            An exact type or a prefix such as <code>custom.*</code>; empty for all.
+          </span>
+        </div>
+        <div class="actions">
+          <button type="submit" class="secondary">
+            Apply filter
+          </button>
+        </div>
+      </form>
+      {(expiredBefore !== undefined || streamExpired) && (
+        <Notice kind="warning">
+          <p>
+            <strong>Older events have expired.</strong> The service keeps a limited number of events per account; events up to #
+            {expiredBefore ?? '?'} are no longer available{streamExpired ? ', including some this paused tail had not shown yet' : ''}.
+          </p>
+          {streamExpired && (
+            <button type="button" onClick={goLiveFromNow}>
+              Follow from now
+            </button>
+          )}
+        </Notice>
+      )}
+      <ErrorNotice error={history.error} title="History could not be read" />
+      {history.busy && <Busy label="Reading history" />}
+      <div class="table-wrap" tabIndex={0}>
+        <table class="events">
+          <caption>Events, newest first{type ? ` (type ${type})` : ''}</caption>
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Type</th>
+              <th scope="col">Time</th>
+              <th scope="col">Summary</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.length === 0 && !history.busy && (
+              <tr>
+                <td colSpan={4} class="empty">
+                  No events yet{type ? ' of this type' : ''}. New ones appear here as they happen.
+                </td>
+              </tr>
+            )}
+            {events.map((event) => (
+              <tr key={event.id} data-event-id={event.id}>
+                <td>{event.id}</td>
+                <td>
+                  <code>{event.type}</code>
+                </td>
+                <td>
+                  <Time value={event.createdAt} />
+                </td>
+                <td>
+                  <details>
+                    <summary>{summarizeEvent(event)}</summary>
+                    <JsonBlock value={event} label={`Event ${event.id} as JSON`} />
+                  </details>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div class="pager">
+        <button type="button" class="secondary" onClick={loadOlder} disabled={floor === undefined || floor === 0 || history.busy || (expiredBefore !== undefined && floor <= expiredBefore)}>
+          Load older events
+        </button>
+        {floor !== undefined && <span class="muted">{floor === 0 ? 'The whole history is shown.' : `Shown from #${floor + 1}.`}</span>}
+      </div>
+    </Section>
+  );
+}
+
+function PublishEvent() {
+  const client = useClient();
+  const [name, setName] = useState('');
+  const [data, setData] = useState('{\n  "message": "hello"\n}');
+  const [published, setPublished] = useState<DevdataEvent | undefined>(undefined);
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setPublished(undefined);
+    const created = await action.run(() => client.publishEvent({ body: { type: `custom.${name.trim()}`, data: parseJsonObject(data, 'Data') } }));
+    if (created) setPublished(created);
+  };
+  return (
+    <Section title="Publish a custom event" id="publish-title">
+      <form class="form" onSubmit={submit}>
+        <div class="field">
+          <label for="publish-type">Type</label>
+          <div class="prefixed">
+            <span aria-hidden="true">custom.</span>
+            <input id="publish-type" required pattern="[A-Za-z0-9_.:\-]{1,100}" value={name} placeholder="deploy.finished" onInput={(event) => setName(event.currentTarget.value)} aria-describedby="publish-type-hint" />
+          </div>
+          <span class="hint" id="publish-type-hint">
+            Published as <code>custom.{name || '…'}</code>: letters, digits and <code>_ . : -</code>.
+          </span>
+        </div>
+        <div class="field">
+          <label for="publish-data">Data (JSON object)</label>
+          <textarea id="publish-data" rows={4} spellcheck={false} value={data} onInput={(event) => setData(event.currentTarget.value)} />
+        </div>
+        <ErrorNotice error={action.error} title="The event was not published" />
+        {published && (
+          <Notice kind="success">
+            Published event #{published.id} (<code>{published.type}</code>).
+          </Notice>
+        )}
+        <div class="actions">
+          <GuardedButton needs={['events:write']} type="submit" busy={action.busy}>
+            {action.busy ? 'Publishing…' : 'Publish event'}
+          </GuardedButton>
+        </div>
+      </form>
+    </Section>
+  );
+}

@@ -1,0 +1,192 @@
+// API keys: the list with scopes, expiry and last use; create one (scopes limited to the connected
+// key's, the secret shown once); revoke, with a warning when it is the key in use.
+import type { ApiKey } from '@devdata/client';
+import { useState } from 'preact/hooks';
+import { ConfirmDialog } from '../components/dialog';
+import { Busy, ErrorNotice, Notice } from '../components/feedback';
+import { Time } from '../components/format';
+import { Page, Section } from '../components/page';
+import { ScopePicker } from '../components/scope-picker';
+import { GuardedButton, RequiresScopes } from '../components/scope-gate';
+import { SecretOnce } from '../components/secret';
+import { forgetKey } from '../connection';
+import { useClient, useConnection } from '../connection-context';
+import { useAction, useLoad } from '../hooks';
+import { ALL_SCOPES, type Scope } from '../scopes';
+
+export function KeysPage() {
+  return (
+    <Page title="API keys" intro="Keys of this account. A key is shown once, when it is created; only its hash is stored.">
+      <RequiresScopes needs={['keys:manage']} what="Managing keys">
+        <KeysView />
+      </RequiresScopes>
+    </Page>
+  );
+}
+
+function KeysView() {
+  const client = useClient();
+  const { key: connected } = useConnection();
+  const keys = useLoad((signal) => client.listApiKeys(undefined, { signal }), [client]);
+  const [creating, setCreating] = useState(false);
+  const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
+  const connectedId = connected?.credential.credential.id;
+  return (
+    <>
+      <div class="toolbar">
+        <button type="button" onClick={() => setCreating(true)} disabled={creating}>
+          New key
+        </button>
+      </div>
+      {creating && <CreateKey onDone={() => setCreating(false)} onCreated={keys.reload} />}
+      {keys.loading && <Busy label="Loading keys" />}
+      <ErrorNotice error={keys.error} title="The keys could not be read" />
+      {keys.data && (
+        <div class="table-wrap" tabIndex={0}>
+          <table>
+            <caption>Active keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Created</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.data.map((key) => (
+                <tr key={key.id} data-key-id={key.id}>
+                  <th scope="row">
+                    {key.name}
+                    {key.id === connectedId && <span class="pill pill-ok">this console</span>}
+                    <div class="muted small">
+                      <code>{key.id}</code>
+                    </div>
+                  </th>
+                  <td>{key.scopes.length === 0 ? <span class="muted">none</span> : key.scopes.map((scope) => <span key={scope} class="tag">{scope}</span>)}</td>
+                  <td>
+                    <Time value={key.createdAt} />
+                  </td>
+                  <td>
+                    <Time value={key.expiresAt} />
+                  </td>
+                  <td>
+                    <Time value={key.lastUsedAt} empty="never" />
+                  </td>
+                  <td class="row-actions">
+                    <button type="button" class="danger-outline" onClick={() => setRevoking(key)}>
+                      Revoke<span class="visually-hidden"> {key.name}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {revoking && (
+        <RevokeKey
+          apiKey={revoking}
+          inUse={revoking.id === connectedId}
+          onDone={(revoked) => {
+            setRevoking(undefined);
+            if (revoked) keys.reload();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () => void }) {
+  const client = useClient();
+  const { key } = useConnection();
+  const [name, setName] = useState('');
+  const [days, setDays] = useState(90);
+  const [scopes, setScopes] = useState<Set<Scope>>(new Set());
+  const [secret, setSecret] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const created = await action.run(() => client.createApiKey({ body: { name, scopes: [...scopes], expiresInDays: days } }));
+    if (created) {
+      setSecret(created.key);
+      onCreated();
+    }
+  };
+  if (secret) {
+    return (
+      <SecretOnce
+        title="Your new API key"
+        secret={secret}
+        explanation="Use it as Authorization: Bearer <key>."
+        onDone={() => {
+          setSecret(undefined);
+          onDone();
+        }}
+      />
+    );
+  }
+  const keyExpiry = key?.credential.credential.expiresAt;
+  return (
+    <Section title="New key" id="create-key-title">
+      <form class="form" onSubmit={submit}>
+        <div class="field">
+          <label for="key-name">Name</label>
+          <input id="key-name" required maxLength={100} value={name} placeholder="ci" onInput={(event) => setName(event.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="key-days">Expires in (days)</label>
+          <input id="key-days" type="number" min={1} max={365} required value={days} onInput={(event) => setDays(event.currentTarget.valueAsNumber)} aria-describedby="key-days-hint" />
+          <span class="hint" id="key-days-hint">
+            1-365; never later than the connected key itself{keyExpiry ? ` (${new Date(keyExpiry).toLocaleDateString()})` : ''}.
+          </span>
+        </div>
+        <ScopePicker legend="Scopes" offered={ALL_SCOPES} chosen={scopes} onChange={setScopes} idPrefix="key-scope" />
+        <ErrorNotice error={action.error} title="The key was not created" />
+        <div class="actions">
+          <GuardedButton needs={['keys:manage']} type="submit" busy={action.busy}>
+            {action.busy ? 'Creating…' : 'Create key'}
+          </GuardedButton>
+          <button type="button" class="secondary" onClick={onDone}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Section>
+  );
+}
+
+function RevokeKey({ apiKey, inUse, onDone }: { apiKey: ApiKey; inUse: boolean; onDone: (revoked: boolean) => void }) {
+  const client = useClient();
+  const { setKey } = useConnection();
+  const action = useAction();
+  const confirm = async () => {
+    const revoked = await action.run(() => client.revokeApiKey({ path: { id: apiKey.id } }).then(() => true));
+    if (!revoked) return;
+    if (inUse) {
+      // The console's own key stops working with the next request: forget it now.
+      forgetKey();
+      setKey(undefined);
+      return;
+    }
+    onDone(true);
+  };
+  return (
+    <ConfirmDialog title={`Revoke ${apiKey.name}?`} confirmLabel="Revoke key" busy={action.busy} onConfirm={confirm} onCancel={() => onDone(false)}>
+      <p>
+        Every request with <code>{apiKey.id}</code> is refused from now on, and webhooks it authorized stop delivering. This cannot be undone.
+      </p>
+      {inUse && (
+        <Notice kind="warning">
+          <p>
+            <strong>This is the key this console is using.</strong> Revoking it disconnects the console; you will need another key to go on.
+          </p>
+        </Notice>
+      )}
+      <ErrorNotice error={action.error} title="The key was not revoked" />
+    </ConfirmDialog>
+  );
+}

@@ -1,0 +1,75 @@
+// Driving the console in Chromium against the real server, for the end-to-end tests and for
+// `npm run screenshots`: a page per context, axe-core run inside the page, and no CSP violation
+// or uncaught error allowed to pass unnoticed.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The address the browser uses. The session cookie is `Secure` (and `__Host-`); Chromium stores a
+ * Secure cookie over plain http only for a potentially trustworthy origin, which `localhost` is,
+ * like any https origin. The server listens on 127.0.0.1; `localhost` reaches it.
+ */
+export function browserAddress(base: string): string {
+  const url = new URL(base);
+  url.hostname = 'localhost';
+  return url.origin;
+}
+
+export interface ConsolePage {
+  context: BrowserContext;
+  page: Page;
+  /** CSP violations, uncaught errors and console errors seen so far. */
+  problems: string[];
+}
+
+export async function openConsole(browser: Browser, base: string, options: { width: number; height?: number; colorScheme?: 'light' | 'dark' }): Promise<ConsolePage> {
+  const context = await browser.newContext({
+    viewport: { width: options.width, height: options.height ?? 900 },
+    colorScheme: options.colorScheme ?? 'light',
+    baseURL: browserAddress(base),
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|404|409|412|410)/.test(message.text())) problems.push(`console error: ${message.text()}`);
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+  });
+  await page.goto('/console/');
+  return { context, page, problems };
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function seriousAccessibilityViolations(page: Page): Promise<AxeViolation[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (an injected
+  // <script> would be refused, as it should be).
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => JSON.stringify(node.target)) }));
+  });
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+}
+
+/** Opens a console page by its navigation link, as a user does, and waits for its heading. */
+export async function goTo(page: Page, linkName: string, heading = linkName): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: linkName, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}

@@ -1,0 +1,347 @@
+// The developer console end to end in headless Chromium against the real server: a new developer
+// signs up, connects the key the operator issued, and uses every page; axe-core checks each page
+// at 1440 and 375 px, and no page may break its Content-Security-Policy or throw.
+import { verifyWebhook } from '@devdata/client';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { issueKey } from '../../src/operator.js';
+import { useTestApp } from '../support/app.js';
+import { describeInBrowser, launchBrowser } from '../support/browser.js';
+import { until } from '../support/wait.js';
+import { Receiver } from '../webhooks/support.js';
+import { goTo, openConsole, seriousAccessibilityViolations, type ConsolePage } from './console-browser.js';
+
+const PAGES: Array<[link: string, heading: string]> = [
+  ['Account', 'Account'],
+  ['Resources', 'Resources'],
+  ['Events', 'Events'],
+  ['Keys', 'API keys'],
+  ['Webhooks', 'Webhooks'],
+  ['Apps', 'Apps'],
+  ['Schedules', 'Schedules'],
+  ['Usage', 'Usage'],
+  ['Audit log', 'Audit log'],
+];
+
+describeInBrowser('the developer console in Chromium', () => {
+  const app = useTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '2000' } });
+  let base: string;
+  let browser: Browser;
+  let receiver: Receiver;
+  let wide: ConsolePage;
+  let page: Page;
+  let accountId: string;
+  let key: string;
+  let resourceId: string;
+
+  beforeAll(async () => {
+    base = await app().listen();
+    receiver = await new Receiver().start();
+    browser = await launchBrowser();
+    wide = await openConsole(browser, base, { width: 1440 });
+    page = wide.page;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+  });
+
+  /** The API as another client sees it: what the console shows must follow. */
+  const api = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => app().request({ method, url, key, body, headers });
+
+  async function expectAccessible(where: string, target: Page = page): Promise<void> {
+    const violations = await seriousAccessibilityViolations(target);
+    expect(violations, `${where}: ${JSON.stringify(violations, null, 2)}`).toEqual([]);
+  }
+
+  it('signs a new developer up, with the session cookie kept over http://localhost, and names the command to ask the operator for', async () => {
+    await page.getByRole('heading', { level: 1, name: 'Welcome to devdata' }).waitFor();
+    await expectAccessible('signup');
+    await page.getByLabel('Name').fill('Ada Lovelace');
+    await page.getByLabel('E-mail').fill(`ada-${Date.now()}@example.com`);
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+
+    const cookies = await wide.context.cookies();
+    const session = cookies.find((cookie) => cookie.name === '__Host-service_developer_session');
+    expect(session).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Strict', path: '/' });
+    // The session survives a reload: the page reads it back from the cookie.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+    const command = (await page.locator('.command code').textContent()) ?? '';
+    expect(command).toMatch(/^npx devdata keys issue --account acc_\S+ --name "Console" --json$/);
+    accountId = /--account (\S+)/.exec(command)?.[1] as string;
+    await expectAccessible('account without a key');
+  });
+
+  it('connects the key the operator issued, keeps it for the tab only and shows its scopes', async () => {
+    // What `npx devdata keys issue --account … --name Console` runs.
+    const issued = await issueKey(app().context, { accountId, name: 'Console' });
+    key = issued.key;
+    await page.getByRole('textbox', { name: 'API key' }).fill('ddk_not_a_real_key');
+    await page.getByRole('button', { name: 'Connect key' }).click();
+    const refused = page.getByRole('alert');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/request id \S+/);
+
+    await page.getByRole('textbox', { name: 'API key' }).fill(key);
+    await page.getByRole('button', { name: 'Connect key' }).click();
+    await page.getByRole('heading', { name: 'Connected key' }).waitFor();
+    expect(await page.getByRole('cell', { name: 'granted', exact: true }).count()).toBe(10);
+    const storage = await page.evaluate(() => ({ session: { ...sessionStorage }, local: { ...localStorage }, url: location.href }));
+    expect(Object.values(storage.session)).toEqual([key]);
+    expect(storage.local).toEqual({});
+    expect(storage.url).not.toContain(key);
+    await expectAccessible('account with a key');
+  });
+
+  it('creates a resource, and a change made elsewhere appears within a second', async () => {
+    await goTo(page, 'Resources');
+    await page.getByText('Live', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'New resource' }).click();
+    const form = page.getByRole('region', { name: 'New resource' });
+    await form.getByLabel('Name').fill('Greenhouse temperature');
+    await form.getByLabel('Type').selectOption('sensor');
+    await form.getByLabel('State value').fill('21.5');
+    await form.getByLabel('Attributes (JSON object)').fill('{"unit_of_measurement":"°C"}');
+    await form.getByLabel('Tags').fill('greenhouse, north');
+    await form.getByRole('button', { name: 'Create resource' }).click();
+    const row = page.locator('tr', { hasText: 'Greenhouse temperature' });
+    await row.waitFor();
+    resourceId = (await row.getAttribute('data-resource-id')) as string;
+    expect(resourceId).toMatch(/^res_/);
+    await expectAccessible('resources');
+
+    const changed = await api('PATCH', `/api/v1/resources/${resourceId}`, { state: 23.25 });
+    expect(changed.status).toBe(200);
+    const sent = Date.now();
+    await row.locator('td.state', { hasText: '23.25' }).waitFor({ timeout: 5000 });
+    expect(Date.now() - sent).toBeLessThan(1000);
+
+    // Filters: a type that does not match hides it, the tag that does shows it.
+    const filters = page.getByRole('form', { name: 'Filter resources' });
+    await filters.getByLabel('Type').selectOption('switch');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No resources match these filters.').waitFor();
+    await filters.getByLabel('Type').selectOption({ label: 'Any type' });
+    await filters.getByLabel('Tags').fill('north');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await row.waitFor();
+  });
+
+  it('shows a 412 with both versions after a change made elsewhere, and reloads the stored one', async () => {
+    await page.getByRole('button', { name: 'Edit Greenhouse temperature' }).click();
+    await page.getByLabel('State value').fill('19');
+    const elsewhere = await api('PATCH', `/api/v1/resources/${resourceId}`, { state: 25, tags: ['greenhouse'] });
+    expect(elsewhere.status).toBe(200);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const conflict = page.locator('.conflict');
+    await conflict.getByRole('heading', { name: 'Changed elsewhere: version 3 is stored now' }).waitFor();
+    expect(await conflict.textContent()).toContain('precondition_failed');
+    expect(await conflict.locator('tr', { hasText: 'State' }).locator('td').allTextContents()).toEqual(['19', '25']);
+    await expectAccessible('conflict');
+    await conflict.getByRole('button', { name: 'Reload the stored version' }).click();
+    expect(await page.getByLabel('State value').inputValue()).toBe('25');
+    await page.getByLabel('State value').fill('20');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved: version 4.').waitFor();
+    const stored = await api('GET', `/api/v1/resources/${resourceId}`);
+    expect(stored.json).toMatchObject({ state: 20, version: 4, tags: ['greenhouse'] });
+    await page.getByRole('button', { name: 'Close' }).click();
+  });
+
+  it('tails events live with pause, filters them and publishes a custom event', async () => {
+    await goTo(page, 'Events');
+    await page.getByText('Live', { exact: true }).waitFor();
+    // History: the resource's events so far.
+    await page.locator('tr[data-event-id]', { hasText: 'resource.created' }).waitFor();
+    await page.getByRole('combobox', { name: 'Type' }).fill('custom.deploy.finished');
+    await page.getByRole('button', { name: 'Apply filter' }).click();
+    await page.getByText('Live', { exact: true }).waitFor();
+    await page.locator('#publish-type').fill('deploy.finished');
+    await page.getByLabel('Data (JSON object)').fill('{"version":"1.4.0"}');
+    await page.getByRole('button', { name: 'Publish event' }).click();
+    await page.getByText(/Published event #\d+/).waitFor();
+    await page.locator('tr[data-event-id]', { hasText: 'custom.deploy.finished' }).waitFor();
+    expect(await page.locator('tr[data-event-id]').count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByText('Paused', { exact: true }).waitFor();
+    const published = await api('POST', '/api/v1/events', { type: 'custom.deploy.finished', data: { version: '1.4.1' } });
+    expect(published.status).toBe(201);
+    await page.waitForTimeout(300);
+    expect(await page.locator('tr[data-event-id]').count()).toBe(1);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.locator(`tr[data-event-id="${published.json.id}"]`).waitFor();
+    await expectAccessible('events');
+  });
+
+  it('creates a key with scopes the connected key holds, shows its secret once, and revokes it', async () => {
+    await goTo(page, 'Keys', 'API keys');
+    await page.getByRole('button', { name: 'New key' }).click();
+    await page.getByLabel('Name').fill('ci');
+    await page.getByRole('checkbox', { name: /resources:read/ }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Your new API key' }).inputValue();
+    expect(secret).toMatch(/^ddk_/);
+    await page.getByRole('button', { name: 'Copy', exact: true }).waitFor();
+    await expectAccessible('key secret');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    const row = page.locator('tr', { hasText: 'ci' }).filter({ hasText: 'resources:read' });
+    await row.waitFor();
+    expect((await api('GET', '/api/v1/auth/me', undefined, { authorization: `Bearer ${secret}` })).status).toBe(200);
+
+    // The key in use: the warning says so (and nothing is revoked on cancel).
+    await page.getByRole('button', { name: 'Revoke Console' }).click();
+    await page.getByText('This is the key this console is using.').waitFor();
+    await expectAccessible('revoke dialog');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    await page.getByRole('button', { name: 'Revoke ci' }).click();
+    expect(await page.getByText('This is the key this console is using.').count()).toBe(0);
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await app().request({ url: '/api/v1/auth/me', key: secret })).status).toBe(401);
+  });
+
+  it('creates a webhook to a local receiver and sees the delivery in its log', async () => {
+    await goTo(page, 'Webhooks');
+    await page.getByRole('button', { name: 'New webhook' }).click();
+    await page.getByLabel('Name').fill('Local receiver');
+    await page.getByLabel('Receiver URL').fill(receiver.url('/console-hook'));
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    const secret = await page.getByRole('textbox', { name: "The webhook's signing secret" }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('heading', { name: 'Local receiver' }).waitFor();
+
+    const created = await api('POST', '/api/v1/resources', { name: 'Vent', type: 'switch', state: false });
+    expect(created.status).toBe(201);
+    await until(() => receiver.on('/console-hook').length > 0, 'the delivery');
+    const delivery = receiver.on('/console-hook')[0]!;
+    const event = await verifyWebhook(delivery.rawBody, delivery.headers['x-service-signature'] as string, secret);
+    expect(event.type).toBe('resource.created');
+
+    await page.getByRole('button', { name: 'Show deliveries of Local receiver' }).click();
+    const logged = page.locator('.delivery-log tr', { hasText: 'resource.created' });
+    await logged.locator('.pill', { hasText: 'succeeded' }).waitFor();
+    expect(await logged.locator('td').nth(3).textContent()).toBe('200');
+    await page.getByRole('button', { name: `Retry delivery of event ${event.id}` }).click();
+    await until(() => receiver.on('/console-hook').length > 1, 'the retried delivery');
+
+    await page.getByRole('button', { name: 'Pause Local receiver' }).click();
+    await page.locator('.pill', { hasText: 'paused' }).waitFor();
+    await page.getByRole('button', { name: 'Resume Local receiver' }).click();
+    await page.locator('.pill', { hasText: 'active' }).waitFor();
+    await page.getByRole('button', { name: 'Rotate secret of Local receiver' }).click();
+    await page.getByRole('button', { name: 'Rotate secret', exact: true }).click();
+    expect(await page.getByRole('textbox', { name: 'The new signing secret' }).inputValue()).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await expectAccessible('webhooks');
+  });
+
+  it('registers a confidential app, shows its secret once and lists it', async () => {
+    await goTo(page, 'Apps');
+    await page.getByRole('button', { name: 'Register an app' }).click();
+    await page.getByLabel('Name').fill('Greenhouse Monitor');
+    await page.getByLabel('Redirect URIs').fill('http://127.0.0.1:8123/callback');
+    await page.getByRole('checkbox', { name: /resources:read/ }).check();
+    expect(await page.getByRole('checkbox', { name: /keys:manage/ }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Register app' }).click();
+    expect(await page.getByRole('textbox', { name: "The app's client secret" }).inputValue()).toMatch(/^ddcs_/);
+    await expectAccessible('app secret');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('heading', { name: 'Greenhouse Monitor' }).waitFor();
+    const listed = await api('GET', '/api/v1/apps');
+    expect(listed.json.data).toEqual([expect.objectContaining({ name: 'Greenhouse Monitor', type: 'confidential', redirectUris: ['http://127.0.0.1:8123/callback'], scopes: ['resources:read'] })]);
+  });
+
+  it('creates a cron schedule read out in words, runs it now and shows the outcome', async () => {
+    await goTo(page, 'Schedules');
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    await page.getByLabel('Name').fill('Morning warm-up');
+    await page.getByLabel('Cron expression').fill('30 6 * * 1-5');
+    await page.getByText('At 06:30, Monday through Friday (UTC)').waitFor();
+    expect(await page.locator('.next-runs li').count()).toBe(5);
+    await page.getByLabel('Resource', { exact: true }).selectOption({ label: 'Greenhouse temperature (sensor)' });
+    await page.getByLabel('State value').fill('18');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    await page.getByRole('heading', { name: 'Morning warm-up' }).waitFor();
+    await page.getByRole('button', { name: 'Run now Morning warm-up' }).click();
+    await page.getByText(/Ran at .*: succeeded/).waitFor();
+    await page.locator('table tr', { hasText: 'Morning warm-up' }).locator('.pill', { hasText: 'succeeded' }).waitFor();
+    expect((await api('GET', `/api/v1/resources/${resourceId}`)).json.state).toBe(18);
+    await expectAccessible('schedules');
+  });
+
+  it('shows usage per day as a chart with its table, and the audit log with a type filter', async () => {
+    await goTo(page, 'Usage');
+    await page.locator('.chart canvas').waitFor();
+    const today = new Date().toISOString().slice(0, 10);
+    const requests = Number(await page.locator('tr', { hasText: today }).locator('td').first().textContent());
+    expect(requests).toBeGreaterThan(10);
+    await expectAccessible('usage');
+
+    await goTo(page, 'Audit log');
+    await page.locator('td code', { hasText: 'webhook.created' }).waitFor();
+    await page.getByLabel('Type').selectOption('key.*');
+    await page.getByRole('button', { name: 'Apply filter' }).click();
+    await page.locator('td code', { hasText: 'key.revoked' }).waitFor();
+    const types = await page.locator('tbody td code').allTextContents();
+    expect(types.length).toBeGreaterThan(0);
+    expect(types.every((type) => type.startsWith('key.'))).toBe(true);
+    await expectAccessible('audit');
+  });
+
+  it('is readable at 375 px: every page without serious accessibility problems or sideways scrolling', async () => {
+    const narrow = await openConsole(browser, base, { width: 375, height: 812 });
+    try {
+      // The same browser profile's cookie; the key is per tab, so this tab connects it too.
+      await narrow.context.addCookies(await wide.context.cookies());
+      await narrow.page.reload();
+      await narrow.page.getByRole('textbox', { name: 'API key' }).fill(key);
+      await narrow.page.getByRole('button', { name: 'Connect key' }).click();
+      await narrow.page.getByRole('heading', { name: 'Connected key' }).waitFor();
+      for (const [link, heading] of PAGES) {
+        await goTo(narrow.page, link, heading);
+        await narrow.page.locator('.busy').waitFor({ state: 'detached' });
+        await expectAccessible(`${heading} at 375 px`, narrow.page);
+        const width = await narrow.page.evaluate(() => document.documentElement.scrollWidth);
+        expect(width, `${heading} at 375 px`).toBeLessThanOrEqual(375);
+      }
+      expect(narrow.problems).toEqual([]);
+    } finally {
+      await narrow.context.close();
+    }
+  });
+
+  it('disables, with the reason, what a narrower key does not allow', async () => {
+    const narrow = await issueKey(app().context, { accountId, name: 'Read only', scopes: ['resources:read', 'events:read'] });
+    const reader = await openConsole(browser, base, { width: 1440 });
+    try {
+      await reader.context.addCookies(await wide.context.cookies());
+      await reader.page.reload();
+      await reader.page.getByRole('textbox', { name: 'API key' }).fill(narrow.key);
+      await reader.page.getByRole('button', { name: 'Connect key' }).click();
+      await reader.page.getByRole('heading', { name: 'Connected key' }).waitFor();
+      await goTo(reader.page, 'Resources');
+      const create = reader.page.getByRole('button', { name: 'New resource' });
+      expect(await create.isDisabled()).toBe(true);
+      expect(await reader.page.getByText('Needs the resources:write scope, which the connected key does not have.').first().isVisible()).toBe(true);
+      await goTo(reader.page, 'Keys', 'API keys');
+      await reader.page.getByText('Managing keys is not available.').waitFor();
+      await expectAccessible('narrow key', reader.page);
+    } finally {
+      await reader.context.close();
+    }
+  });
+
+  it('logs out: the session ends and the key is forgotten', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Welcome to devdata' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect((await wide.context.cookies()).filter((cookie) => cookie.name === '__Host-service_developer_session')).toEqual([]);
+    expect(wide.problems).toEqual([]);
+  });
+});
