@@ -11,30 +11,24 @@ import { installOpenApi } from './platform/openapi.js';
 import { requestIdFor } from './platform/request-id.js';
 import { lazyChildLogger } from './platform/request-logger.js';
 import { installValidation } from './platform/validation.js';
+import { BODY_LIMIT } from './platform/request-limits.js';
 import { UNMATCHED_ROUTE } from './platform/metrics.js';
-import { auditRoutes, auditSchemas } from './areas/audit/routes.js';
-import { AUDIT_TYPES } from './areas/audit/service.js';
-import { keyRoutes, keySchemas } from './areas/keys/routes.js';
-import { systemRoutes, systemSchemas, type Feature } from './areas/system/routes.js';
-import { usageRoutes, usageSchemas } from './areas/usage/routes.js';
-import { eventRoutes, eventSchemas } from './areas/events/routes.js';
-import { EVENT_TYPES } from './areas/events/service.js';
-import { integrationRoutes, integrationSchemas } from './areas/integrations/routes.js';
-import { resourceRoutes, resourceSchemas } from './areas/resources/routes.js';
-import { webhookRoutes, webhookSchemas } from './areas/webhooks/routes.js';
-import { MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, HISTORY_KEPT } from './areas/webhooks/service.js';
-import { appRoutes, appSchemas } from './areas/apps/routes.js';
-import { oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
-import { developerRoutes, developerSchemas } from './areas/developer/routes.js';
-import { SIGNUP_ATTEMPTS_PER_HOUR } from './areas/developer/service.js';
-import { scheduleRoutes, scheduleSchemas } from './areas/schedules/routes.js';
-import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS } from './areas/schedules/service.js';
-import { installationRoutes, installationSchemas } from './areas/installations/routes.js';
+import { auditCapability, auditRoutes, auditSchemas } from './areas/audit/routes.js';
+import { keyRoutes, keySchemas, keysCapability } from './areas/keys/routes.js';
+import { systemRoutes, systemSchemas } from './areas/system/routes.js';
+import { usageCapability, usageRoutes, usageSchemas } from './areas/usage/routes.js';
+import { eventRoutes, eventSchemas, eventsCapability } from './areas/events/routes.js';
+import { homeAssistantCapability, integrationRoutes, integrationSchemas } from './areas/integrations/routes.js';
+import { resourceRoutes, resourceSchemas, resourcesCapability } from './areas/resources/routes.js';
+import { webhookRoutes, webhookSchemas, webhooksCapability } from './areas/webhooks/routes.js';
+import { appRoutes, appSchemas, appsCapability } from './areas/apps/routes.js';
+import { oauthCapability, oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
+import { developerCapability, developerRoutes, developerSchemas } from './areas/developer/routes.js';
+import { scheduleRoutes, scheduleSchemas, schedulesCapability } from './areas/schedules/routes.js';
+import { installationRoutes, installationSchemas, installationsCapability } from './areas/installations/routes.js';
 import { consoleRoutes } from './areas/console/routes.js';
 import { consoleDirectory } from './paths.js';
 import { startBackgroundWork } from './workers/background.js';
-
-export const BODY_LIMIT = 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -119,57 +113,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...installationSchemas,
   ]);
 
-  const features: Feature[] = [
-    { name: 'keys', description: 'API keys with scopes and expiry', maxExpiresInDays: 365 },
-    { name: 'audit', description: 'Audit history of account changes', types: [...AUDIT_TYPES] },
-    { name: 'usage', description: 'Daily request and error counts per account', maxDays: 90 },
-    { name: 'resources', description: 'Named data values with optimistic concurrency', types: ['sensor', 'binary_sensor', 'switch', 'text'], maxListLimit: 500 },
-    {
-      name: 'events',
-      description: 'Per-account event log: cursor polling, custom events, Server-Sent Events stream',
-      retention: config.eventRetention,
-      maxPageLimit: 1000,
-      streamLimitPerAccount: config.streamLimitPerAccount,
-      streamHeartbeatSeconds: 15,
-    },
-    { name: 'homeAssistant', description: 'Resource snapshots with an event cursor for Home Assistant' },
-    {
-      name: 'webhooks',
-      description: 'Signed event delivery to HTTPS receivers, at least once',
-      maxPerAccount: MAX_WEBHOOKS_PER_ACCOUNT,
-      queueCap: QUEUE_CAP,
-      historyKept: HISTORY_KEPT,
-      maxAttempts: MAX_ATTEMPTS,
-      retryScheduleSeconds: config.webhookRetrySchedule,
-      timeoutSeconds: config.webhookTimeoutMs / 1000,
-      signatureHeader: 'X-Service-Signature',
-    },
-    {
-      name: 'oauth',
-      description: 'OAuth 2.0 authorization server: authorization code with PKCE (S256), refresh tokens, client credentials',
-      metadata: '/.well-known/oauth-authorization-server',
-      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
-      connectionDays: 30,
-      codeTtlSeconds: 300,
-    },
-    { name: 'apps', description: 'Registered applications, public and confidential', maxRedirectUris: 10 },
-    { name: 'installations', description: 'Downloadable files built from the repository (the OpenAPI document)', rangeRequests: true },
-    {
-      name: 'schedules',
-      description: 'Cron (5 fields, IANA time zones) or one-shot schedules that set a state or publish an event',
-      actions: ['set_state', 'publish_event'],
-      cronFields: 5,
-      checkIntervalSeconds: SCHEDULER_INTERVAL_MS / 1000,
-      missedRunGraceMinutes: MISSED_RUN_GRACE_MS / 60_000,
-    },
-    {
-      name: 'developer',
-      description: 'Developer signup with a session cookie (no API key: the operator issues the first one)',
-      signupAttemptsPerIpPerHour: SIGNUP_ATTEMPTS_PER_HOUR,
-      sessionHours: config.developerSessionTtlSeconds / 3600,
-    },
+  // Each area's line of GET /api/v1/capabilities, from the constants its own rules use.
+  const capabilities = [
+    keysCapability(),
+    auditCapability(),
+    usageCapability(),
+    resourcesCapability(),
+    eventsCapability(config),
+    homeAssistantCapability(),
+    webhooksCapability(config),
+    oauthCapability(config),
+    appsCapability(),
+    installationsCapability(),
+    schedulesCapability(),
+    developerCapability(config),
   ];
-  await app.register(systemRoutes, { config, system: services.system, features, eventTypes: [...EVENT_TYPES] });
+  await app.register(systemRoutes, { config, system: services.system, capabilities });
   await app.register(keyRoutes, { keys: services.keys });
   await app.register(auditRoutes, { audit: services.audit });
   await app.register(usageRoutes, { usage: services.usage });

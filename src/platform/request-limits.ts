@@ -2,6 +2,9 @@
 // of a validation failure is worked out and reported, and how large an error body may grow.
 // Decided in docs/decisions.md, "HTTP contract".
 
+/** The largest request body of the API (echo and published events allow less). */
+export const BODY_LIMIT = 1024 * 1024;
+
 /** The deepest a JSON body may nest objects and arrays; the body itself is level 1. */
 export const MAX_JSON_DEPTH = 32;
 

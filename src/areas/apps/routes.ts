@@ -5,9 +5,12 @@ import { credentialOf } from '../../platform/access.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import type { Executor } from '../../storage/schema.js';
 import type { AppRow, AppsService } from './service.js';
+import type { Capability } from '../system/capability.js';
 
 const AppType = Type.Union([Type.Literal('public'), Type.Literal('confidential')]);
-const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: 10, description: 'https, or http to a loopback host; matched exactly' });
+/** The most redirect URIs an app may register. */
+const MAX_REDIRECT_URIS = 10;
+const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: MAX_REDIRECT_URIS, description: 'https, or http to a loopback host; matched exactly' });
 const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 });
 
 const appFields = {
@@ -100,3 +103,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
     async (request) => apps.rotateSecret(credentialOf(request), request.params.id),
   );
 };
+
+export function appsCapability(): Capability {
+  return { feature: { name: 'apps', description: 'Registered applications, public and confidential', maxRedirectUris: MAX_REDIRECT_URIS } };
+}

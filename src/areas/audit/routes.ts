@@ -4,6 +4,8 @@ import { credentialOf } from '../../platform/access.js';
 import { ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
 import type { AuditService } from './service.js';
+import type { Capability } from '../system/capability.js';
+import { AUDIT_TYPES } from './service.js';
 
 const AuditRecord = Type.Object(
   {
@@ -51,3 +53,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
     },
   );
 };
+
+export function auditCapability(): Capability {
+  return { feature: { name: 'audit', description: 'Audit history of account changes', types: [...AUDIT_TYPES] } };
+}

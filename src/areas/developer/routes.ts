@@ -5,7 +5,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { unauthorized } from '../../platform/errors.js';
 import { DisplayName, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import type { DeveloperService, DeveloperSession } from './service.js';
+import { SIGNUP_ATTEMPTS_PER_HOUR, type DeveloperService, type DeveloperSession } from './service.js';
+import type { Capability } from '../system/capability.js';
+import type { Config } from '../../config.js';
 
 export const SESSION_COOKIE = '__Host-service_developer_session';
 
@@ -79,3 +81,16 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
     },
   );
 };
+
+export function developerCapability(config: Config): Capability {
+  const sessionHours = config.developerSessionTtlSeconds / 3600;
+  return {
+    feature: {
+      name: 'developer',
+      description: 'Developer signup with a session cookie (no API key: the operator issues the first one)',
+      signupAttemptsPerIpPerHour: SIGNUP_ATTEMPTS_PER_HOUR,
+      sessionHours,
+    },
+    limits: { signupAttemptsPerIpPerHour: SIGNUP_ATTEMPTS_PER_HOUR, developerSessionHours: sessionHours },
+  };
+}

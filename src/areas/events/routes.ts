@@ -7,7 +7,9 @@ import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
 import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT } from './event.js';
 import type { EventsService } from './service.js';
-import type { StreamHub } from './stream.js';
+import { STREAM_HEARTBEAT_MS, type StreamHub } from './stream.js';
+import type { Capability } from '../system/capability.js';
+import type { Config } from '../../config.js';
 
 const CustomType = Type.String({ pattern: CUSTOM_EVENT_TYPE_PATTERN, description: CUSTOM_EVENT_TYPE_RULE });
 
@@ -84,6 +86,9 @@ function streamCursor(lastEventId: string | undefined, after: number | undefined
   return Number(lastEventId.trim());
 }
 
+/** The largest page of events. */
+const MAX_PAGE_LIMIT = 1000;
+
 export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; streams: StreamHub }> = async (app, { events, streams }) => {
   app.get(
     '/api/v1/events',
@@ -95,7 +100,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
         tags: ['events'],
         querystring: Type.Object({
           after: Type.Integer({ minimum: 0, default: 0 }),
-          limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+          limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: 100 }),
           type: Type.Optional(TypeFilterParam),
         }),
         response: { 200: ref('EventPage') },
@@ -152,3 +157,17 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     },
   );
 };
+
+export function eventsCapability(config: Config): Capability {
+  return {
+    feature: {
+      name: 'events',
+      description: 'Per-account event log: cursor polling, custom events, Server-Sent Events stream',
+      retention: config.eventRetention,
+      maxPageLimit: MAX_PAGE_LIMIT,
+      streamLimitPerAccount: config.streamLimitPerAccount,
+      streamHeartbeatSeconds: STREAM_HEARTBEAT_MS / 1000,
+    },
+    limits: { eventRetention: config.eventRetention },
+  };
+}

@@ -146,6 +146,9 @@ class EventStream {
   }
 }
 
+/** How often an open stream gets a comment line that keeps it open. */
+export const STREAM_HEARTBEAT_MS = 15_000;
+
 /** Open streams of this process: the per-account cap, heartbeats and shutdown. */
 export class StreamHub {
   private readonly streams = new Set<EventStream>();
@@ -157,7 +160,7 @@ export class StreamHub {
     private readonly limitPerAccount: number,
     /** The ids, among these credentials, that are still valid (not revoked, not expired). */
     private readonly stillValid: (credentials: Credential[]) => Promise<Set<string>>,
-    heartbeatMs = 15_000,
+    heartbeatMs = STREAM_HEARTBEAT_MS,
   ) {
     // One timer for every stream: heartbeats, and ending streams whose credential has ended.
     this.heartbeat = setInterval(() => {

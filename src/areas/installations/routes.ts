@@ -4,6 +4,7 @@ import { ApiError } from '../../platform/errors.js';
 import { API_VERSION, openApiJson } from '../../platform/openapi.js';
 import { IdParams, NoContent, ref, withHeaders } from '../../platform/schemas.js';
 import type { InstallationsService } from './service.js';
+import type { Capability } from '../system/capability.js';
 
 const InstallationSchema = Type.Object(
   {
@@ -115,3 +116,7 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
     },
   );
 };
+
+export function installationsCapability(): Capability {
+  return { feature: { name: 'installations', description: 'Downloadable files built from the repository (the OpenAPI document)', rangeRequests: true } };
+}

@@ -7,6 +7,7 @@ import { API_VERSION } from '../../platform/openapi.js';
 import { ref, Timestamp } from '../../platform/schemas.js';
 import type { Clock } from '../../platform/clock.js';
 import { RESOURCE_TYPES, type ResourcesService } from '../resources/service.js';
+import type { Capability } from '../system/capability.js';
 
 export const HOME_ASSISTANT_DOMAIN = 'devdata';
 
@@ -75,3 +76,7 @@ export const integrationRoutes: FastifyPluginAsyncTypebox<{ resources: Resources
     },
   );
 };
+
+export function homeAssistantCapability(): Capability {
+  return { feature: { name: 'homeAssistant', description: 'Resource snapshots with an event cursor for Home Assistant' } };
+}

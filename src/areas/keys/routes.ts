@@ -5,6 +5,10 @@ import { credentialOf } from '../../platform/access.js';
 import { API_NAME, API_VERSION } from '../../platform/openapi.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { actorOf, DEFAULT_KEY_DAYS, type KeysService } from './service.js';
+import type { Capability } from '../system/capability.js';
+
+/** The longest a key may be issued for, in days. */
+export const MAX_KEY_DAYS = 365;
 
 const ApiKey = Type.Object(
   {
@@ -46,7 +50,7 @@ const CreateKeyBody = Type.Object(
   {
     name: DisplayName(),
     scopes: Type.Array(Type.String(), { maxItems: 20 }),
-    expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: DEFAULT_KEY_DAYS })),
+    expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KEY_DAYS, default: DEFAULT_KEY_DAYS })),
   },
   { additionalProperties: false },
 );
@@ -108,3 +112,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
     },
   );
 };
+
+export function keysCapability(): Capability {
+  return {
+    feature: { name: 'keys', description: 'API keys with scopes and expiry', maxExpiresInDays: MAX_KEY_DAYS },
+    limits: { apiKeyExpiresInDays: { min: 1, max: MAX_KEY_DAYS, default: DEFAULT_KEY_DAYS } },
+  };
+}

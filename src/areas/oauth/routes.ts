@@ -9,8 +9,10 @@ import { sendError } from '../../platform/http-contract.js';
 import { ref } from '../../platform/schemas.js';
 import { OAUTH_GRANTABLE } from '../../platform/scopes.js';
 import { approvalPage, errorPage } from './page.js';
-import { OAuthError, UntrustedRedirectError, type AuthorizationRequest, type OAuthService } from './service.js';
+import { CODE_TTL_MS, CONNECTION_DAYS, OAuthError, UntrustedRedirectError, type AuthorizationRequest, type OAuthService } from './service.js';
 import { parseFormRefusingNul } from '../../platform/http-contract.js';
+import type { Capability } from '../system/capability.js';
+import type { Config } from '../../config.js';
 
 const OAuthErrorSchema = Type.Object(
   { error: Type.String(), error_description: Type.Optional(Type.String()) },
@@ -89,6 +91,9 @@ function pageHeaders(reply: FastifyReply, redirectUri?: string): FastifyReply {
     );
 }
 
+/** Where the authorization server metadata (RFC 8414) is served. */
+const METADATA_PATH = '/.well-known/oauth-authorization-server';
+
 export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = async (app, { oauth }) => {
   await app.register(formbody, { parser: parseFormRefusingNul });
   const publicRoute = { auth: 'public' as const };
@@ -118,7 +123,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
   });
 
   app.get(
-    '/.well-known/oauth-authorization-server',
+    METADATA_PATH,
     { config: publicRoute, schema: { operationId: 'getAuthorizationServerMetadata', summary: 'Authorization server metadata (RFC 8414)', tags: ['oauth'], response: { 200: ref('AuthorizationServerMetadata') } } },
     async () => {
       const issuer = oauth.issuer;
@@ -277,3 +282,17 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
     },
   );
 };
+
+export function oauthCapability(config: Config): Capability {
+  return {
+    feature: {
+      name: 'oauth',
+      description: 'OAuth 2.0 authorization server: authorization code with PKCE (S256), refresh tokens, client credentials',
+      metadata: METADATA_PATH,
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      connectionDays: CONNECTION_DAYS,
+      codeTtlSeconds: CODE_TTL_MS / 1000,
+    },
+    limits: { accessTokenTtlSeconds: config.accessTokenTtlSeconds, oauthConnectionDays: CONNECTION_DAYS },
+  };
+}

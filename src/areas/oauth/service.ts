@@ -35,7 +35,7 @@ import {
 export const ACCESS_TOKEN_PREFIX = 'dda';
 export const REFRESH_TOKEN_PREFIX = 'ddr';
 export const CONNECTION_DAYS = 30;
-const CODE_TTL_MS = 5 * 60_000;
+export const CODE_TTL_MS = 5 * 60_000;
 const AUTHORIZATION_FORM_TTL_MS = 15 * 60_000;
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;

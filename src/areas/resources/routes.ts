@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp, withHeaders } from '../../platform/schemas.js';
 import { NAME_MAX, RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
+import type { Capability } from '../system/capability.js';
 
 const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
 const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], { description: 'sensor: number or text; binary_sensor and switch: boolean; text: text' });
@@ -72,6 +73,9 @@ function withEtag(reply: FastifyReply, resource: Resource): Resource {
   return resource;
 }
 
+/** The largest page of resources. */
+const MAX_LIST_LIMIT = 500;
+
 export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesService }> = async (app, { resources }) => {
   const read = { auth: { scopes: ['resources:read' as const] } };
   const write = { auth: { scopes: ['resources:write' as const] } };
@@ -96,7 +100,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         querystring: Type.Object({
           type: Type.Optional(ResourceType),
           tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, description: 'Repeatable; every tag must match' })),
-          limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+          limit: Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT, default: 50 }),
           offset: Type.Integer({ minimum: 0, default: 0 }),
         }),
         response: { 200: ref('ResourceList') },
@@ -163,3 +167,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     },
   );
 };
+
+export function resourcesCapability(): Capability {
+  return { feature: { name: 'resources', description: 'Named data values with optimistic concurrency', types: [...RESOURCE_TYPES], maxListLimit: MAX_LIST_LIMIT } };
+}

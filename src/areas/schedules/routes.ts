@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import type { ScheduleAction, SchedulesService } from './service.js';
+import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS, type ScheduleAction, type SchedulesService } from './service.js';
+import type { Capability } from '../system/capability.js';
 
 const Name = DisplayName();
 const actionVariants = [
@@ -126,3 +127,16 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
     async (request) => schedules.runNow(credentialOf(request), request.params.id),
   );
 };
+
+export function schedulesCapability(): Capability {
+  return {
+    feature: {
+      name: 'schedules',
+      description: 'Cron (5 fields, IANA time zones) or one-shot schedules that set a state or publish an event',
+      actions: ['set_state', 'publish_event'],
+      cronFields: 5,
+      checkIntervalSeconds: SCHEDULER_INTERVAL_MS / 1000,
+      missedRunGraceMinutes: MISSED_RUN_GRACE_MS / 60_000,
+    },
+  };
+}

@@ -5,16 +5,14 @@ import type { Config } from '../../config.js';
 import { ALL_SCOPES } from '../../platform/scopes.js';
 import { API_NAME, API_VERSION, openApiJson } from '../../platform/openapi.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
+import { BODY_LIMIT } from '../../platform/request-limits.js';
+import { WINDOW_MS } from '../../platform/rate-limit.js';
+import { EVENT_TYPES } from '../events/event.js';
+import type { Capability } from './capability.js';
 import type { SystemService } from './service.js';
 
 export const ECHO_BODY_LIMIT = 16 * 1024;
 
-/** What one area adds to the capabilities document. */
-export interface Feature {
-  name: string;
-  description: string;
-  [detail: string]: unknown;
-}
 
 const StorageCheck = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('error')]) });
 const Readiness = Type.Object(
@@ -45,7 +43,8 @@ const Capabilities = Type.Object(
   },
   { $id: 'Capabilities' },
 );
-const EchoRequest = Type.Object({ message: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false });
+const ECHO_MESSAGE_MAX = 1000;
+const EchoRequest = Type.Object({ message: Type.String({ minLength: 1, maxLength: ECHO_MESSAGE_MAX }) }, { additionalProperties: false });
 const EchoResponse = Type.Object({ message: Type.String(), receivedAt: Timestamp }, { $id: 'Echo' });
 
 export const systemSchemas = [Readiness, Status, ApiInfo, Capabilities, EchoResponse];
@@ -53,9 +52,9 @@ export const systemSchemas = [Readiness, Status, ApiInfo, Capabilities, EchoResp
 export const systemRoutes: FastifyPluginAsyncTypebox<{
   config: Config;
   system: SystemService;
-  features: Feature[];
-  eventTypes: string[];
-}> = async (app, { config, system, features, eventTypes }) => {
+  /** Each other area's line of the catalogue and its limits. */
+  capabilities: Capability[];
+}> = async (app, { config, system, capabilities: areas }) => {
   app.get(
     '/health',
     {
@@ -99,22 +98,17 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
   );
 
   const capabilities = {
-    features: Object.fromEntries(features.map(({ name, ...rest }) => [name, rest])),
+    features: Object.fromEntries(areas.map(({ feature: { name, ...rest } }) => [name, rest])),
     scopes: ALL_SCOPES,
-    eventTypes,
+    eventTypes: [...EVENT_TYPES],
     limits: {
       rateLimitPerMinute: config.rateLimitPerMinute,
       rateLimitAnonPerMinute: config.rateLimitAnonPerMinute,
-      rateLimitWindowSeconds: 60,
-      requestBodyBytes: 1024 * 1024,
+      rateLimitWindowSeconds: WINDOW_MS / 1000,
+      requestBodyBytes: BODY_LIMIT,
       echoBodyBytes: ECHO_BODY_LIMIT,
-      echoMessageLength: 1000,
-      eventRetention: config.eventRetention,
-      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
-      oauthConnectionDays: 30,
-      apiKeyExpiresInDays: { min: 1, max: 365, default: 90 },
-      signupAttemptsPerIpPerHour: 5,
-      developerSessionHours: 12,
+      echoMessageLength: ECHO_MESSAGE_MAX,
+      ...Object.assign({}, ...areas.map((area) => area.limits ?? {})),
     },
   };
   app.get(

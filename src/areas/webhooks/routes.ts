@@ -4,7 +4,9 @@ import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { EVENT_TYPES } from '../events/event.js';
-import type { WebhooksService } from './service.js';
+import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, SIGNATURE_HEADER, type WebhooksService } from './service.js';
+import type { Capability } from '../system/capability.js';
+import type { Config } from '../../config.js';
 
 const UrlField = Type.String({ minLength: 1, maxLength: 2048, description: 'https on port 443 to a public address' });
 const EventsField = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
@@ -153,3 +155,19 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     async (request) => webhooks.rotateSecret(credentialOf(request), request.params.id),
   );
 };
+
+export function webhooksCapability(config: Config): Capability {
+  return {
+    feature: {
+      name: 'webhooks',
+      description: 'Signed event delivery to HTTPS receivers, at least once',
+      maxPerAccount: MAX_WEBHOOKS_PER_ACCOUNT,
+      queueCap: QUEUE_CAP,
+      historyKept: HISTORY_KEPT,
+      maxAttempts: MAX_ATTEMPTS,
+      retryScheduleSeconds: config.webhookRetrySchedule,
+      timeoutSeconds: config.webhookTimeoutMs / 1000,
+      signatureHeader: SIGNATURE_HEADER,
+    },
+  };
+}

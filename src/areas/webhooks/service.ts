@@ -41,6 +41,8 @@ import {
   type WebhookRow,
 } from './store.js';
 
+/** The header a delivery's signature travels in. */
+export const SIGNATURE_HEADER = 'X-Service-Signature';
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export const QUEUE_CAP = 1000;
 export const HISTORY_KEPT = 500;
@@ -440,7 +442,7 @@ export class WebhooksService {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': `devdata-webhooks/${API_VERSION}`,
-      'x-service-signature': signature(secret, timestamp, delivery.payload),
+      [SIGNATURE_HEADER]: signature(secret, timestamp, delivery.payload),
       'x-service-event-id': String(delivery.eventId),
       'x-service-delivery-id': delivery.id,
     };
