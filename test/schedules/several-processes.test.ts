@@ -89,7 +89,9 @@ describe('two apps on one database', () => {
     for (const schedule of schedules) {
       expect((await second.request({ method: 'DELETE', url: `/api/v1/schedules/${schedule.id}`, key: caller.key })).status).toBe(204);
     }
-  });
+    // Several scheduled minutes, each waiting on both apps' real one-second scheduler passes: ~10 s
+    // alone, several times that beside the rest of the suite on two cores.
+  }, 120_000);
 
   // Two processes asking at the very same moment: on PostgreSQL the claims truly race. (Two apps
   // in one process on one SQLite file would only block each other's synchronous driver calls.)
