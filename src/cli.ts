@@ -94,6 +94,12 @@ function table(header: string[], rows: string[][]): string {
   return [header, ...rows].map(line).join('\n');
 }
 
+/** One JSON object with --json, else the lines for people. */
+function print(values: Values, json: unknown, lines: () => Array<string | false | undefined>): void {
+  if (values.json) console.log(JSON.stringify(json));
+  else for (const line of lines()) if (line) console.log(line);
+}
+
 async function withContext<T>(config: Config, work: (context: AppContext) => Promise<T>): Promise<T> {
   const { openContext } = await import('./context.js');
   // The account and key commands never touch a secret: they load no secrets key.
@@ -213,16 +219,15 @@ const COMMANDS: Command[] = [
     async run({ values, config }) {
       const input = { name: displayName(values, 'name'), email: email(values.email as string | undefined), scopes: parseScopes(values.scopes as string | undefined), expiresInDays: parseDays(values['expires-in-days'] as string | undefined) };
       const { account, apiKey } = await withContext(config(), async (context) => (await operator()).createAccountWithKey(context, input));
-      if (values.json) {
-        console.log(JSON.stringify({
-          account: { id: account.id, name: account.name },
-          apiKey: { id: apiKey.id, name: apiKey.name, key: apiKey.key, scopes: apiKey.scopes, expiresAt: apiKey.expiresAt },
-        }));
-        return;
-      }
-      console.log(`Account ${account.id} (${account.name}) created.`);
-      console.log(`API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`);
-      console.log(`Key (shown once, hand it over privately): ${apiKey.key}`);
+      const json = {
+        account: { id: account.id, name: account.name },
+        apiKey: { id: apiKey.id, name: apiKey.name, key: apiKey.key, scopes: apiKey.scopes, expiresAt: apiKey.expiresAt },
+      };
+      print(values, json, () => [
+        `Account ${account.id} (${account.name}) created.`,
+        `API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`,
+        `Key (shown once, hand it over privately): ${apiKey.key}`,
+      ]);
     },
   },
   {
@@ -232,16 +237,10 @@ const COMMANDS: Command[] = [
     options: { json: JSON_OPTION('{"accounts":[{"id","name","email","origin","createdAt","activeKeys"}]}') },
     async run({ values, config }) {
       const accounts = await withContext(config(), async (context) => (await operator()).listAccounts(context));
-      if (values.json) {
-        console.log(JSON.stringify({ accounts }));
-        return;
-      }
-      if (accounts.length === 0) {
-        console.log('No accounts yet: devdata accounts create --name NAME makes one.');
-        return;
-      }
       const rows = accounts.map((account) => [account.id, account.name, account.email ?? '-', account.origin, account.createdAt, String(account.activeKeys)]);
-      console.log(table(['ID', 'NAME', 'EMAIL', 'ORIGIN', 'CREATED', 'ACTIVE KEYS'], rows));
+      print(values, { accounts }, () => [
+        accounts.length === 0 ? 'No accounts yet: devdata accounts create --name NAME makes one.' : table(['ID', 'NAME', 'EMAIL', 'ORIGIN', 'CREATED', 'ACTIVE KEYS'], rows),
+      ]);
     },
   },
   {
@@ -264,12 +263,10 @@ const COMMANDS: Command[] = [
         expiresInDays: parseDays(values['expires-in-days'] as string | undefined),
       };
       const apiKey = await withContext(config(), async (context) => (await operator()).issueKey(context, input));
-      if (values.json) {
-        console.log(JSON.stringify({ apiKey: { id: apiKey.id, name: apiKey.name, key: apiKey.key, scopes: apiKey.scopes, expiresAt: apiKey.expiresAt } }));
-        return;
-      }
-      console.log(`API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`);
-      console.log(`Key (shown once): ${apiKey.key}`);
+      print(values, { apiKey: { id: apiKey.id, name: apiKey.name, key: apiKey.key, scopes: apiKey.scopes, expiresAt: apiKey.expiresAt } }, () => [
+        `API key ${apiKey.id}, expires ${apiKey.expiresAt}, scopes: ${apiKey.scopes.join(' ')}`,
+        `Key (shown once): ${apiKey.key}`,
+      ]);
     },
   },
   {
@@ -284,16 +281,10 @@ const COMMANDS: Command[] = [
     async run({ values, config }) {
       const accountId = required(values, 'account', 'the account id (devdata accounts list shows them)');
       const apiKeys = await withContext(config(), async (context) => (await operator()).listKeys(context, accountId));
-      if (values.json) {
-        console.log(JSON.stringify({ apiKeys }));
-        return;
-      }
-      if (apiKeys.length === 0) {
-        console.log(`Account ${accountId} has no API keys.`);
-        return;
-      }
       const rows = apiKeys.map((key) => [key.id, key.name, key.status, key.expiresAt, key.lastUsedAt ?? 'never', key.scopes.join(' ') || '(none)']);
-      console.log(table(['ID', 'NAME', 'STATUS', 'EXPIRES', 'LAST USED', 'SCOPES'], rows));
+      print(values, { apiKeys }, () => [
+        apiKeys.length === 0 ? `Account ${accountId} has no API keys.` : table(['ID', 'NAME', 'STATUS', 'EXPIRES', 'LAST USED', 'SCOPES'], rows),
+      ]);
     },
   },
   {
@@ -308,14 +299,14 @@ const COMMANDS: Command[] = [
     options: { json: JSON_OPTION('{"apiKey":{…as keys list},"revoked":true|false}') },
     async run({ values, positionals, config }) {
       const outcome = await withContext(config(), async (context) => (await operator()).revokeKey(context, positionals[0]!));
-      if (values.json) {
-        console.log(JSON.stringify(outcome));
-        return;
-      }
       const { apiKey } = outcome;
-      if (outcome.revoked) console.log(`API key ${apiKey.id} (${apiKey.name}) of account ${apiKey.accountId} revoked.`);
-      else if (apiKey.status === 'revoked') console.log(`API key ${apiKey.id} was already revoked at ${apiKey.revokedAt}; nothing changed.`);
-      else console.log(`API key ${apiKey.id} expired at ${apiKey.expiresAt}; nothing changed.`);
+      print(values, outcome, () => [
+        outcome.revoked
+          ? `API key ${apiKey.id} (${apiKey.name}) of account ${apiKey.accountId} revoked.`
+          : apiKey.status === 'revoked'
+            ? `API key ${apiKey.id} was already revoked at ${apiKey.revokedAt}; nothing changed.`
+            : `API key ${apiKey.id} expired at ${apiKey.expiresAt}; nothing changed.`,
+      ]);
     },
   },
   {
@@ -331,12 +322,10 @@ const COMMANDS: Command[] = [
     async run({ values, positionals, config }) {
       const { backup } = await import('./maintenance.js');
       const report = await backup(config(), positionals[0]!);
-      if (values.json) {
-        console.log(JSON.stringify(report));
-        return;
-      }
-      console.log(`Backup of ${report.database} written to ${report.file} (${report.bytes} bytes, ${report.migrations.length} migrations).`);
-      console.log(`Its webhook signing secrets are sealed with ${report.key}, which is not in the backup: keep a copy of it apart from your backups.`);
+      print(values, report, () => [
+        `Backup of ${report.database} written to ${report.file} (${report.bytes} bytes, ${report.migrations.length} migrations).`,
+        `Its webhook signing secrets are sealed with ${report.key}, which is not in the backup: keep a copy of it apart from your backups.`,
+      ]);
     },
   },
   {
@@ -353,13 +342,11 @@ const COMMANDS: Command[] = [
     async run({ values, positionals, config }) {
       const { restore } = await import('./maintenance.js');
       const report = await restore(config(), positionals[0]!);
-      if (values.json) {
-        console.log(JSON.stringify(report));
-        return;
-      }
-      console.log(`Restored ${report.file} into ${report.database} (${report.accounts} accounts).`);
-      if (report.previous) console.log(`The database it replaced is kept as ${report.previous}; delete it once you are satisfied.`);
-      if (report.pending.length > 0) console.log(`The next start applies ${report.pending.length} migration(s) the backup lacks: ${report.pending.join(', ')}.`);
+      print(values, report, () => [
+        `Restored ${report.file} into ${report.database} (${report.accounts} accounts).`,
+        report.previous && `The database it replaced is kept as ${report.previous}; delete it once you are satisfied.`,
+        report.pending.length > 0 && `The next start applies ${report.pending.length} migration(s) the backup lacks: ${report.pending.join(', ')}.`,
+      ]);
     },
   },
   {
@@ -378,13 +365,10 @@ const COMMANDS: Command[] = [
     async run({ values, config }) {
       const { rotateKey } = await import('./maintenance.js');
       const result = await rotateKey(config(), { serversStopped: values['servers-stopped'] === true, newKey: process.env.NEW_SECRETS_KEY || undefined });
-      if (values.json) {
-        console.log(JSON.stringify(result));
-        return;
-      }
-      console.log(`${result.resealed} webhook signing secret(s) sealed again under the new key.`);
-      if (result.file) console.log(`The new key is in ${result.file}; the old one is gone. Start the server.`);
-      else console.log('Now set SECRETS_KEY to the new key (NEW_SECRETS_KEY) for every server, then start them.');
+      print(values, result, () => [
+        `${result.resealed} webhook signing secret(s) sealed again under the new key.`,
+        result.file ? `The new key is in ${result.file}; the old one is gone. Start the server.` : 'Now set SECRETS_KEY to the new key (NEW_SECRETS_KEY) for every server, then start them.',
+      ]);
     },
   },
 ];

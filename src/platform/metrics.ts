@@ -180,28 +180,25 @@ export class Metrics {
 
   /** A gauge read when scraped. */
   gauge(name: string, help: string, read: () => number | Promise<number>): void {
-    new Gauge({
-      name,
-      help,
-      registers: [this.registry],
-      async collect() {
-        // Storage trouble: the gauge keeps its last value rather than failing the whole scrape.
-        await Promise.resolve()
-          .then(read)
-          .then((value) => this.set(value), () => undefined);
-      },
-    });
+    this.readGauge(name, help, undefined, async (gauge) => gauge.set(await read()));
   }
 
   /** A gauge with one label, read when scraped: every label value with its number. */
   labelledGauge(name: string, help: string, label: string, read: () => Record<string, number> | Promise<Record<string, number>>): void {
+    this.readGauge(name, help, label, async (gauge) => {
+      for (const [value, count] of Object.entries(await read())) gauge.labels(value).set(count);
+    });
+  }
+
+  /** Storage trouble while reading leaves the gauge at its last value rather than failing the whole scrape. */
+  private readGauge(name: string, help: string, label: string | undefined, update: (gauge: Gauge<string>) => Promise<void>): void {
     new Gauge({
       name,
       help,
-      labelNames: [label],
+      labelNames: label === undefined ? [] : [label],
       registers: [this.registry],
       async collect() {
-        for (const [value, count] of Object.entries(await read())) this.labels(value).set(count);
+        await update(this).catch(() => undefined);
       },
     });
   }

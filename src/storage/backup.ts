@@ -54,6 +54,21 @@ function integrityProblems(db: SQLite.Database): string[] {
   return rows.map((row) => row.integrity_check).filter((text) => text !== 'ok');
 }
 
+/** Runs `work` on the database at `path`, closing it afterwards. */
+async function withDatabase<T>(path: string, options: SQLite.Options, work: (db: SQLite.Database) => T | Promise<T>): Promise<T> {
+  const db = new SQLite(path, options);
+  try {
+    return await work(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The online backup API from `db` to the file `destination`; every step copies all pages, one read of the database. */
+function onlineCopy(db: SQLite.Database, destination: string): Promise<unknown> {
+  return db.backup(destination, { progress: ({ totalPages }) => Math.max(totalPages, 100) });
+}
+
 function fsyncFile(path: string): void {
   const fd = openSync(path, 'r+');
   try {
@@ -76,22 +91,17 @@ export async function backupSqlite(source: string, destination: string): Promise
   const temporary = join(dirname(destination), `.${basename(destination)}.${process.pid}.${randomBytes(4).toString('hex')}.partial`);
   let migrations: string[];
   try {
-    const db = new SQLite(source, { fileMustExist: true, timeout: 5000 });
-    try {
-      migrations = appliedMigrations(db, source);
-      await db.backup(temporary, { progress: ({ totalPages }) => Math.max(totalPages, 100) });
-    } finally {
-      db.close();
-    }
-    const copy = new SQLite(temporary);
-    try {
+    migrations = await withDatabase(source, { fileMustExist: true, timeout: 5000 }, async (db) => {
+      const applied = appliedMigrations(db, source);
+      await onlineCopy(db, temporary);
+      return applied;
+    });
+    await withDatabase(temporary, {}, (copy) => {
       copy.pragma('journal_mode = DELETE');
       copy.exec('VACUUM');
       const problems = integrityProblems(copy);
       if (problems.length > 0) throw new BackupError(`the copy failed its integrity check: ${problems.slice(0, 3).join('; ')}`);
-    } finally {
-      copy.close();
-    }
+    });
     fsyncFile(temporary);
     renameSync(temporary, destination);
     syncDirectory(dirname(destination));
@@ -150,31 +160,13 @@ export function inspectBackup(file: string): InspectedBackup {
 export async function installBackup(file: string, target: string, previous: string | undefined): Promise<void> {
   mkdirSync(dirname(target), { recursive: true });
   if (previous !== undefined && existsSync(target)) {
-    const current = new SQLite(target, { fileMustExist: true });
-    try {
-      await current.backup(previous, { progress: ({ totalPages }) => Math.max(totalPages, 100) });
-    } finally {
-      current.close();
-    }
-    const copy = new SQLite(previous);
-    try {
-      copy.pragma('journal_mode = DELETE');
-    } finally {
-      copy.close();
-    }
+    await withDatabase(target, { fileMustExist: true }, (current) => onlineCopy(current, previous));
+    await withDatabase(previous, {}, (copy) => copy.pragma('journal_mode = DELETE'));
   }
-  const backup = new SQLite(file, { readonly: true, fileMustExist: true });
-  try {
-    await backup.backup(target, { progress: ({ totalPages }) => Math.max(totalPages, 100) });
-  } finally {
-    backup.close();
-  }
-  const restored = new SQLite(target, { fileMustExist: true });
-  try {
+  await withDatabase(file, { readonly: true, fileMustExist: true }, (backup) => onlineCopy(backup, target));
+  await withDatabase(target, { fileMustExist: true }, (restored) => {
     restored.pragma('journal_mode = WAL');
     const problems = integrityProblems(restored);
     if (problems.length > 0) throw new BackupError(`the restored database failed its integrity check: ${problems.slice(0, 3).join('; ')}`);
-  } finally {
-    restored.close();
-  }
+  });
 }
