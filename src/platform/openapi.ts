@@ -7,9 +7,8 @@ import type { Config } from '../config.js';
 import type { RouteAccess } from './access.js';
 import { ErrorSchema, ref } from './schemas.js';
 import { OAUTH_GRANTABLE, SCOPE_DESCRIPTIONS, type Scope } from './scopes.js';
+import { API_NAME, API_VERSION } from './api-version.js';
 
-export const API_NAME = 'Developer Data Service API';
-export const API_VERSION = '1.3.0';
 
 function securityFor(access: RouteAccess | undefined): Array<Record<string, string[]>> {
   if (access === 'public' || access === 'unmetered') return [];

@@ -5,8 +5,7 @@ import type { Credential } from '../../platform/credential.js';
 import { ApiError, conflict, insufficientScope, invalidField, notFound, type ErrorDetail } from '../../platform/errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
-import type { AuditService } from '../audit/service.js';
-import { actorOf } from '../keys/service.js';
+import { actorOf, type AuditService } from '../audit/service.js';
 import { deleteApp, existingAppIds, findApp, findAppByClientId, insertApp, listApps, updateApp, type AppRow } from './store.js';
 
 export type { AppRow };

@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import { insertAudit, listAudit, type AuditRow } from './store.js';
+import type { Credential } from '../../platform/credential.js';
 
 export const AUDIT_TYPES = [
   'account.created',
@@ -40,6 +41,13 @@ export type Actor =
   | { kind: 'developer_session'; accountId: string }
   | { kind: 'operator' }
   | { kind: 'system' };
+
+/** Who acted, as the audit log records it: the API key, or the OAuth access token and its app. */
+export function actorOf(credential: Credential): Actor {
+  return credential.kind === 'api_key'
+    ? { kind: 'api_key', id: credential.id }
+    : { kind: 'oauth_access_token', id: credential.id, clientId: credential.clientId ?? '' };
+}
 
 export interface AuditEntry {
   accountId: string;

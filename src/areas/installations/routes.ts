@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { API_VERSION, openApiJson } from '../../platform/openapi.js';
+import { API_VERSION } from '../../platform/api-version.js';
+import { noneMatch } from '../../platform/etag.js';
+import { openApiJson } from '../../platform/openapi.js';
 import { IdParams, NoContent, ref, withHeaders } from '../../platform/schemas.js';
 import type { InstallationsService } from './service.js';
 import type { Capability } from '../system/capability.js';
@@ -40,14 +42,6 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
-/** If-None-Match by weak comparison (RFC 9110): `*`, or any listed tag, `W/` or not, equal to ours. */
-function noneMatch(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.split(',').some((tag) => {
-    const bare = tag.trim().replace(/^W\//, '');
-    return bare === '*' || bare === etag;
-  });
-}
 
 export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: InstallationsService }> = async (app, { installations }) => {
   const config = { auth: { scopes: ['integrations:read' as const] } };
@@ -97,7 +91,7 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
         .header('etag', etag)
         .header('accept-ranges', 'bytes')
         .header('content-disposition', `attachment; filename="${installation.filename}"`);
-      if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+      if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
       const range = parseRange(request.headers.range, installation.size);
       if (range === 'unsatisfiable') {
         reply.header('content-range', `bytes */${installation.size}`);

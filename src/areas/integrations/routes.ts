@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { API_VERSION } from '../../platform/openapi.js';
+import { API_VERSION } from '../../platform/api-version.js';
 import { ref, Timestamp } from '../../platform/schemas.js';
 import type { Clock } from '../../platform/clock.js';
 import { RESOURCE_TYPES, type ResourcesService } from '../resources/service.js';

@@ -2,9 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { API_NAME, API_VERSION } from '../../platform/openapi.js';
+import { API_NAME, API_VERSION } from '../../platform/api-version.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import { actorOf, DEFAULT_KEY_DAYS, type KeysService } from './service.js';
+import { actorOf } from '../audit/service.js';
+import { DEFAULT_KEY_DAYS, type KeysService } from './service.js';
 import type { Capability } from '../system/capability.js';
 
 /** The longest a key may be issued for, in days. */

@@ -6,7 +6,7 @@ import type { CredentialCache } from '../../platform/credential-cache.js';
 import { ApiError, insufficientScope, notFound } from '../../platform/errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, type Scope } from '../../platform/scopes.js';
-import type { Actor, AuditService } from '../audit/service.js';
+import { actorOf, type Actor, type AuditService } from '../audit/service.js';
 import { findKey, findUsableKeyByHash, insertKey, listAllKeys, listUsableKeys, revokeKey, updateLastUsed, usableKeyIds, type KeyRow } from './store.js';
 
 export const KEY_PREFIX = 'ddk';
@@ -44,12 +44,6 @@ export interface IssueKeyInput {
 
 /** Called inside the revoking transaction, so what depends on a key ends with it. */
 export type KeyRevokedListener = (exec: Executor, key: { id: string; accountId: string }) => Promise<void>;
-
-export function actorOf(credential: Credential): Actor {
-  return credential.kind === 'api_key'
-    ? { kind: 'api_key', id: credential.id }
-    : { kind: 'oauth_access_token', id: credential.id, clientId: credential.clientId ?? '' };
-}
 
 export class KeysService implements CredentialResolver {
   readonly prefix = `${KEY_PREFIX}_`;

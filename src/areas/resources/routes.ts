@@ -5,6 +5,7 @@ import { credentialOf } from '../../platform/access.js';
 import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp, withHeaders } from '../../platform/schemas.js';
 import { NAME_MAX, RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
 import type { Capability } from '../system/capability.js';
+import { listedEtags } from '../../platform/etag.js';
 
 const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
 const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], { description: 'sensor: number or text; binary_sensor and switch: boolean; text: text' });
@@ -56,14 +57,11 @@ const ConditionalHeaders = Type.Object({
 
 export const resourceSchemas = [ResourceSchema, ResourceList];
 
-/** If-Match as versions: `"3"`, `W/"3"`, `3`, a list of those, or `*`. */
+/** If-Match (or If-None-Match) as versions: `"3"`, `W/"3"`, `3`, a list of those, or `*`; other tags match no version. */
 export function parseIfMatch(header: string | undefined): VersionPrecondition {
-  if (header === undefined) return undefined;
-  if (header.trim() === '*') return '*';
-  return header.split(',').flatMap((part) => {
-    const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(part);
-    return match ? [Number(match[1])] : [];
-  });
+  const listed = listedEtags(header);
+  if (listed === undefined || listed === '*') return listed;
+  return listed.flatMap((tag) => (/^\d{1,15}$/.test(tag) ? [Number(tag)] : []));
 }
 
 const etagOf = (version: number) => `"${version}"`;
@@ -130,7 +128,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
       const { version, json } = await resources.getJson(credentialOf(request).accountId, request.params.id);
       reply.header('etag', etagOf(version));
       const ifNoneMatch = parseIfMatch(request.headers['if-none-match']);
-      if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(version))) return reply.code(304).send(null);
+      if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(version))) return reply.code(304).send();
       return reply.type(JSON_CONTENT_TYPE).send(json);
     },
   );

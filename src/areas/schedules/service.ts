@@ -6,9 +6,8 @@ import type { Credential } from '../../platform/credential.js';
 import { ApiError, insufficientScope, invalidField, notFound } from '../../platform/errors.js';
 import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event } from '../events/event.js';
 import { newId } from '../../platform/ids.js';
-import type { AuditService } from '../audit/service.js';
+import { actorOf, type AuditService } from '../audit/service.js';
 import type { EventsService } from '../events/service.js';
-import { actorOf } from '../keys/service.js';
 import { stateProblem, type ResourcesService } from '../resources/service.js';
 import { claimRun, deleteSchedule, dueSchedules, findSchedule, insertSchedule, listSchedules, recordRun, updateSchedule, type ScheduleAction, type ScheduleRow } from './store.js';
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
-import { API_VERSION } from '../../platform/openapi.js';
+import { API_VERSION } from '../../platform/api-version.js';
 import type { Storage } from '../../storage/database.js';
 
 const STORAGE_CHECK_TIMEOUT_MS = 2000;

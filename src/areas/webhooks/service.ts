@@ -8,10 +8,9 @@ import { ApiError, conflict, insufficientScope, invalidField, notFound } from '.
 import { newId, newSecret } from '../../platform/ids.js';
 import { ipLiteral, isPublicAddress } from '../../platform/public-address.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import { API_VERSION } from '../../platform/openapi.js';
-import type { AuditService } from '../audit/service.js';
+import { API_VERSION } from '../../platform/api-version.js';
+import { actorOf, type AuditService } from '../audit/service.js';
 import { CUSTOM_EVENT_TYPE, EVENT_TYPES, type Event } from '../events/event.js';
-import { actorOf } from '../keys/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
 import {
