@@ -5,7 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
-    testTimeout: 30_000,
+    // Generous: the suite runs two files at once on two cores, and several tests wait on real timers.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default'],
   },

@@ -4,7 +4,7 @@
 export const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms));
 
 /** Polls `check` every `intervalMs` until it holds; fails naming `what` after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000, intervalMs = 25): Promise<void> {
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000, intervalMs = 25): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
