@@ -35,15 +35,16 @@ export async function openConsole(browser: Browser, base: string, options: { wid
     timezoneId: 'UTC',
   });
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(15_000);
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
     if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|404|409|412|410)/.test(message.text())) problems.push(`console error: ${message.text()}`);
   });
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
-  });
+  // Scripts evaluated in the page are strings: the tests' own types know no DOM.
+  await context.addInitScript(
+    "document.addEventListener('securitypolicyviolation', (event) => console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI));",
+  );
   await page.goto('/console/');
   return { context, page, problems };
 }
@@ -60,11 +61,9 @@ export async function seriousAccessibilityViolations(page: Page): Promise<AxeVio
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (an injected
   // <script> would be refused, as it should be).
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => JSON.stringify(node.target)) }));
-  });
+  const violations = await page.evaluate<AxeViolation[]>(
+    "axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => JSON.stringify(node.target)) })))",
+  );
   return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
 }
 

@@ -89,7 +89,8 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.getByRole('button', { name: 'Connect key' }).click();
     await page.getByRole('heading', { name: 'Connected key' }).waitFor();
     expect(await page.getByRole('cell', { name: 'granted', exact: true }).count()).toBe(10);
-    const storage = await page.evaluate(() => ({ session: { ...sessionStorage }, local: { ...localStorage }, url: location.href }));
+    // Evaluated in the page (a string: the test's own types know no DOM).
+    const storage = await page.evaluate<{ session: Record<string, string>; local: Record<string, string>; url: string }>('({ session: { ...sessionStorage }, local: { ...localStorage }, url: location.href })');
     expect(Object.values(storage.session)).toEqual([key]);
     expect(storage.local).toEqual({});
     expect(storage.url).not.toContain(key);
@@ -307,7 +308,7 @@ describeInBrowser('the developer console in Chromium', () => {
         await goTo(narrow.page, link, heading);
         await narrow.page.locator('.busy').waitFor({ state: 'detached' });
         await expectAccessible(`${heading} at 375 px`, narrow.page);
-        const width = await narrow.page.evaluate(() => document.documentElement.scrollWidth);
+        const width = await narrow.page.evaluate<number>('document.documentElement.scrollWidth');
         expect(width, `${heading} at 375 px`).toBeLessThanOrEqual(375);
       }
       expect(narrow.problems).toEqual([]);
@@ -340,7 +341,7 @@ describeInBrowser('the developer console in Chromium', () => {
   it('logs out: the session ends and the key is forgotten', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { level: 1, name: 'Welcome to devdata' }).waitFor();
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
     expect((await wide.context.cookies()).filter((cookie) => cookie.name === '__Host-service_developer_session')).toEqual([]);
     expect(wide.problems).toEqual([]);
   });
