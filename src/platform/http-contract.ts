@@ -101,6 +101,11 @@ export function parseFormRefusingNul(text: string): Record<string, unknown> {
   return parseQueryString(text);
 }
 
+/** 304 Not Modified, with no payload at all (a null one would be serialized and counted in Content-Length). */
+export function sendNotModified(reply: FastifyReply): FastifyReply {
+  return reply.code(304).send();
+}
+
 /** The headers of every response; set by the request hook (access.ts). */
 export function addContractHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id);

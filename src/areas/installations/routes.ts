@@ -7,6 +7,7 @@ import { openApiJson } from '../../platform/openapi.js';
 import { IdParams, NoContent, ref, withHeaders } from '../../platform/schemas.js';
 import type { InstallationsService } from './service.js';
 import type { Capability } from '../system/capability.js';
+import { sendNotModified } from '../../platform/http-contract.js';
 
 const InstallationSchema = Type.Object(
   {
@@ -91,7 +92,7 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
         .header('etag', etag)
         .header('accept-ranges', 'bytes')
         .header('content-disposition', `attachment; filename="${installation.filename}"`);
-      if (noneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply);
       const range = parseRange(request.headers.range, installation.size);
       if (range === 'unsatisfiable') {
         reply.header('content-range', `bytes */${installation.size}`);

@@ -6,6 +6,7 @@ import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp, withHeaders } f
 import { NAME_MAX, RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
 import type { Capability } from '../system/capability.js';
 import { listedEtags } from '../../platform/etag.js';
+import { sendNotModified } from '../../platform/http-contract.js';
 
 const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
 const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], { description: 'sensor: number or text; binary_sensor and switch: boolean; text: text' });
@@ -128,7 +129,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
       const { version, json } = await resources.getJson(credentialOf(request).accountId, request.params.id);
       reply.header('etag', etagOf(version));
       const ifNoneMatch = parseIfMatch(request.headers['if-none-match']);
-      if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(version))) return reply.code(304).send();
+      if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(version))) return sendNotModified(reply);
       return reply.type(JSON_CONTENT_TYPE).send(json);
     },
   );

@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { EVENT_TYPES } from '../events/event.js';
-import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, SIGNATURE_HEADER, type WebhooksService } from './service.js';
+import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, type WebhooksService } from './service.js';
+import { SIGNATURE_HEADER } from './signing.js';
 import type { Capability } from '../system/capability.js';
 import type { Config } from '../../config.js';
 

@@ -1,18 +1,18 @@
-import { createHmac } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Credential } from '../../platform/credential.js';
 import { ApiError, conflict, insufficientScope, invalidField, notFound } from '../../platform/errors.js';
 import { newId, newSecret } from '../../platform/ids.js';
-import { ipLiteral, isPublicAddress } from '../../platform/public-address.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import { API_VERSION } from '../../platform/api-version.js';
 import { actorOf, type AuditService } from '../audit/service.js';
 import { CUSTOM_EVENT_TYPE, EVENT_TYPES, type Event } from '../events/event.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
+import { authorizerOf, type Authorizer } from './authorizer.js';
+import { IN_FLIGHT_PER_WEBHOOK, takeInTurn } from './fair-claim.js';
+import { deliveryHeaders } from './signing.js';
+import { checkWebhookUrl } from './url-policy.js';
 import {
   activeAuthorizers,
   claimDeliveries,
@@ -40,14 +40,10 @@ import {
   type WebhookRow,
 } from './store.js';
 
-/** The header a delivery's signature travels in. */
-export const SIGNATURE_HEADER = 'X-Service-Signature';
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export const QUEUE_CAP = 1000;
 export const HISTORY_KEPT = 500;
 export const MAX_ATTEMPTS = 5;
-/** Attempts under way at once for one webhook in one process (of its 64): a hanging receiver holds no more. */
-export const IN_FLIGHT_PER_WEBHOOK = 16;
 /** How often, at most, the claim looks past webhooks at their share for others' due deliveries. */
 const WIDE_LOOK_INTERVAL_MS = 100;
 
@@ -113,11 +109,6 @@ export function matches(filters: readonly string[], type: string): boolean {
   return filters.includes(type) || (type.startsWith('custom.') && filters.includes('custom.*'));
 }
 
-/** `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`, keyed with the whole secret. */
-export function signature(secret: string, timestamp: number, body: string): string {
-  return `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
-}
-
 function validateEvents(events: string[]): void {
   if (events.length === 0) throw invalidField('/events', 'must list at least one event type');
   events.forEach((type, index) => {
@@ -145,37 +136,9 @@ export class WebhooksService {
     private readonly options: { allowPrivateTargets: boolean; retrySchedule: number[]; leaseMs: number },
   ) {}
 
-  /** URL rules (decisions §8): https on 443, no user-info, every address public. */
-  async checkUrl(raw: string): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw invalidField('/url', 'must be an absolute URL');
-    }
-    if (url.username || url.password) throw invalidField('/url', 'must not contain user information');
-    if (url.hash) throw invalidField('/url', 'must not contain a fragment');
-    if (this.options.allowPrivateTargets) {
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidField('/url', 'must use https (or http in development)');
-      return url.toString();
-    }
-    if (url.protocol !== 'https:') throw invalidField('/url', 'must use https');
-    if (url.port !== '' && url.port !== '443') throw invalidField('/url', 'must use port 443');
-    const literal = ipLiteral(url.hostname);
-    if (literal !== undefined) {
-      if (!isPublicAddress(literal)) throw invalidField('/url', 'must not point to a local, private or reserved address');
-      return url.toString();
-    }
-    let addresses: Array<{ address: string }>;
-    try {
-      addresses = await lookup(url.hostname, { all: true, verbatim: true });
-    } catch {
-      throw invalidField('/url', `host ${url.hostname} could not be resolved`);
-    }
-    if (addresses.length === 0 || addresses.some((entry) => !isPublicAddress(entry.address))) {
-      throw invalidField('/url', 'must not resolve to a local, private or reserved address');
-    }
-    return url.toString();
+  /** The URL rules of url-policy.ts, with this deployment's allowance for private targets. */
+  checkUrl(raw: string): Promise<string> {
+    return checkWebhookUrl(raw, this.options.allowPrivateTargets);
   }
 
   async create(caller: Credential, input: Required<Pick<WebhookInput, 'name' | 'url' | 'events'>> & { enabled?: boolean }): Promise<Webhook & { secret: string }> {
@@ -438,14 +401,7 @@ export class WebhooksService {
   async attempt(delivery: ClaimedDelivery): Promise<void> {
     const secret = this.secrets.open(delivery.sealedSecret);
     const timestamp = Math.floor(this.clock.now().getTime() / 1000);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': `devdata-webhooks/${API_VERSION}`,
-      [SIGNATURE_HEADER]: signature(secret, timestamp, delivery.payload),
-      'x-service-event-id': String(delivery.eventId),
-      'x-service-delivery-id': delivery.id,
-    };
-    if (delivery.gap) headers['x-service-event-gap'] = delivery.gap;
+    const headers = deliveryHeaders(secret, timestamp, delivery);
     const at = this.clock.now().toISOString();
     const result = await this.sender.send(delivery.url, delivery.payload, headers);
     const attempts: Attempt[] = [...delivery.attempts, { attempt: delivery.attempts.length + 1, at, ...result }];
@@ -477,41 +433,4 @@ export class WebhooksService {
     await pruneCompletedDeliveries(this.db, HISTORY_KEPT);
     await this.cutOffExpired(await activeAuthorizers(this.db));
   }
-}
-
-/** What a webhook's delivery depends on: an API key, an OAuth connection, or (client credentials) an app. */
-export interface Authorizer {
-  kind: string;
-  id: string;
-}
-
-export function authorizerOf(credential: Credential): Authorizer {
-  return credential.grant ?? { kind: 'api_key', id: credential.id };
-}
-
-/**
- * Round by round, the next oldest due delivery of each webhook (the webhook due longest first)
- * while it has room in its share; `taken` counts what each webhook has under way, picks included.
- */
-function takeInTurn(due: ReadonlyArray<{ id: string; webhookId: string }>, limit: number, taken: Map<string, number>): string[] {
-  const queues = new Map<string, string[]>();
-  for (const row of due) {
-    const queue = queues.get(row.webhookId);
-    if (queue) queue.push(row.id);
-    else queues.set(row.webhookId, [row.id]);
-  }
-  const picked: string[] = [];
-  for (let round = 0; picked.length < limit; round++) {
-    let added = false;
-    for (const [webhookId, queue] of queues) {
-      if (picked.length === limit) break;
-      const count = taken.get(webhookId) ?? 0;
-      if (round >= queue.length || count >= IN_FLIGHT_PER_WEBHOOK) continue;
-      picked.push(queue[round]!);
-      taken.set(webhookId, count + 1);
-      added = true;
-    }
-    if (!added) break;
-  }
-  return picked;
 }
