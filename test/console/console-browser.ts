@@ -26,11 +26,15 @@ export interface ConsolePage {
   problems: string[];
 }
 
-export async function openConsole(browser: Browser, base: string, options: { width: number; height?: number; colorScheme?: 'light' | 'dark' }): Promise<ConsolePage> {
+export async function openConsole(
+  browser: Browser,
+  base: string,
+  options: { width: number; height?: number; colorScheme?: 'light' | 'dark'; address?: string },
+): Promise<ConsolePage> {
   const context = await browser.newContext({
     viewport: { width: options.width, height: options.height ?? 900 },
     colorScheme: options.colorScheme ?? 'light',
-    baseURL: browserAddress(base),
+    baseURL: options.address ?? browserAddress(base),
     locale: 'en-GB',
     timezoneId: 'UTC',
   });

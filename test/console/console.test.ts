@@ -189,7 +189,7 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.getByRole('button', { name: 'Copy', exact: true }).waitFor();
     await expectAccessible('key secret');
     await page.getByRole('button', { name: 'I have stored it' }).click();
-    const row = page.locator('tr', { hasText: 'ci' }).filter({ hasText: 'resources:read' });
+    const row = page.locator('tr[data-key-id]').filter({ hasText: /^ci/ });
     await row.waitFor();
     expect((await api('GET', '/api/v1/auth/me', undefined, { authorization: `Bearer ${secret}` })).status).toBe(200);
 
@@ -335,6 +335,22 @@ describeInBrowser('the developer console in Chromium', () => {
       await expectAccessible('narrow key', reader.page);
     } finally {
       await reader.context.close();
+    }
+  });
+
+  it('keeps the Secure session cookie over plain http on http://127.0.0.1 too (a potentially trustworthy origin)', async () => {
+    const loopback = await openConsole(browser, base, { width: 1440, address: base });
+    try {
+      expect(new URL(loopback.page.url()).hostname).toBe('127.0.0.1');
+      await loopback.page.getByLabel('Name').fill('Loopback developer');
+      await loopback.page.getByLabel('E-mail').fill(`loopback-${Date.now()}@example.com`);
+      await loopback.page.getByRole('button', { name: 'Sign up' }).click();
+      await loopback.page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+      await loopback.page.reload();
+      await loopback.page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+      expect((await loopback.context.cookies()).map((cookie) => cookie.name)).toEqual(['__Host-service_developer_session']);
+    } finally {
+      await loopback.context.close();
     }
   });
 

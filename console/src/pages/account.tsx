@@ -139,7 +139,7 @@ function FirstKeySection() {
         as <code>"key":"ddk_…"</code>.
       </p>
       <div class="command">
-        <pre>
+        <pre tabIndex={0}>
           <code>{command}</code>
         </pre>
         <CopyButton text={command} label="Copy the command" />

@@ -64,7 +64,11 @@ function EventTail() {
   const [floor, setFloor] = useState<number | undefined>(undefined);
   const [expiredBefore, setExpiredBefore] = useState<number | undefined>(undefined);
   const [resumeAfter, setResumeAfter] = useState<number | undefined>(undefined);
+  /** The newest event shown (or the stream's start): where a paused tail resumes. */
   const lastSeen = useRef<number | undefined>(undefined);
+  // Read by the stream's callbacks, which outlive the render that made them.
+  const pausedRef = useRef(paused);
+  pausedRef.current = paused;
   const history = useAction();
 
   /** Reads the events in (after, upTo], going to the oldest retained when `after` has expired. */
@@ -88,11 +92,13 @@ function EventTail() {
   useEffect(() => {
     if (paused) return;
     const controller = new AbortController();
-    const stream = followEvents(client, {
+    followEvents(client, {
       type: type || undefined,
       after: resumeAfter,
       signal: controller.signal,
       onEvent: (event) => {
+        // Between the click and the stream's end an event may still come: it waits for the resume.
+        if (pausedRef.current) return;
         lastSeen.current = event.id;
         setEvents((current) => merge(current, [event]));
       },
@@ -108,10 +114,7 @@ function EventTail() {
         void history.run(async () => setFloor(await readHistory(after, cursor)));
       },
     });
-    return () => {
-      lastSeen.current = stream.lastEventId ?? lastSeen.current;
-      controller.abort();
-    };
+    return () => controller.abort();
   }, [client, type, paused, resumeAfter]);
 
   const applyFilter = (event: Event) => {
@@ -126,6 +129,7 @@ function EventTail() {
 
   const togglePause = () => {
     if (paused) setResumeAfter(lastSeen.current);
+    pausedRef.current = !paused;
     setPaused(!paused);
   };
 

@@ -44,7 +44,7 @@ export function WebhooksPage() {
           webhook's secret (the format Stripe uses). Check it on the raw body and refuse old timestamps:
         </p>
         <div class="command">
-          <pre>
+          <pre tabIndex={0}>
             <code>{VERIFICATION_SNIPPET}</code>
           </pre>
           <CopyButton text={VERIFICATION_SNIPPET} label="Copy the snippet" />
