@@ -133,6 +133,7 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
     await shoot(target, '10-schedules', width);
 
     await goTo(target, 'Usage');
+    await target.getByLabel('Period').selectOption({ label: 'last 7 days' });
     await target.locator('.chart canvas').waitFor();
     await shoot(target, '11-usage', width);
 
