@@ -32,6 +32,8 @@ export interface RecentEvents {
    * undefined when memory does not hold every event after `after`: then storage answers.
    */
   after(accountId: string, after: number, limit: number, type: TypeFilter | undefined): { newest: number; events: RecentEvent[] } | undefined;
+  /** The account's newest committed event id when memory knows it (this process has seen its commits). */
+  newest(accountId: string): number | undefined;
 }
 
 interface Entry extends RecentEvent {
@@ -120,6 +122,11 @@ export class InMemoryRecentEvents implements RecentEvents {
     if (this.externalWrites?.happened()) this.runs.clear();
   }
 
+  newest(accountId: string): number | undefined {
+    this.dropIfWrittenElsewhere();
+    return this.runs.peek(accountId)?.newest;
+  }
+
   after(accountId: string, after: number, limit: number, type: TypeFilter | undefined): { newest: number; events: RecentEvent[] } | undefined {
     this.dropIfWrittenElsewhere();
     const run = this.runs.get(accountId);
@@ -131,6 +138,10 @@ export class InMemoryRecentEvents implements RecentEvents {
 /** For several processes sharing storage: nothing is kept, every read goes to storage. */
 export class NoRecentEvents implements RecentEvents {
   committed(): void {}
+
+  newest(): undefined {
+    return undefined;
+  }
 
   after(): undefined {
     return undefined;

@@ -136,9 +136,11 @@ export class EventsService {
       ({ newest, events: rows } = recent);
       this.checkCursorAgainst(query.after, newest);
     } else {
-      // The newest id is read before the events: an event committed in between is then either in
-      // the page or after the cursor, never skipped.
-      newest = await this.checkCursor(accountId, query.after);
+      // The newest id is known (from memory, else storage) before the events are read: an event
+      // committed in between is then either in the page or after the cursor, never skipped.
+      const known = this.recent.newest(accountId);
+      if (known === undefined) newest = await this.checkCursor(accountId, query.after);
+      else this.checkCursorAgainst(query.after, (newest = known));
       const older = this.older.after(accountId, query.after, query.limit + 1, query.type, newest);
       if (older) {
         const page = await older;
