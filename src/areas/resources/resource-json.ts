@@ -1,20 +1,11 @@
 // A resource's API JSON and its stored columns, each made in one place. The JSON values (state,
 // attributes, tags) are stored as JSON.stringify's text and spliced into the API JSON as they are:
 // parsing them only to serialize them again was most of a list's cost.
+import type { ResourcesTable } from '../../storage/schema.js';
 import type { Resource } from './store.js';
 
 /** A resource as stored: its JSON values as text. */
-export interface ResourceColumns {
-  id: string;
-  name: string;
-  type: string;
-  state: string;
-  attributes: string;
-  tags: string;
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
+export type ResourceColumns = Pick<ResourcesTable, 'id' | 'name' | 'type' | 'state' | 'attributes' | 'tags' | 'version' | 'created_at' | 'updated_at'>;
 
 /** The stored form of a resource. */
 export function resourceColumns(resource: Resource): ResourceColumns {
