@@ -1,25 +1,12 @@
-// The scopes of the API with the words the console uses for them, and what a connected key lacks.
+// The scopes of the API, their words, and what a connected key lacks.
 import type { CredentialSummary } from '@devdata/client';
+import { ALL_SCOPES, OAUTH_GRANTABLE, type Scope } from '../../src/platform/scopes';
 
-export const SCOPES = {
-  'resources:read': 'Read resources',
-  'resources:write': 'Create, change and delete resources',
-  'events:read': 'Read events, including full resource changes',
-  'events:write': 'Publish custom events',
-  'integrations:read': 'Read Home Assistant integration information and installations',
-  'webhooks:manage': 'Manage event webhooks',
-  'schedules:manage': 'Manage schedules',
-  'usage:read': 'Read usage and audit history',
-  'keys:manage': 'Manage API keys',
-  'apps:manage': 'Manage registered applications',
-} as const;
-
-export type Scope = keyof typeof SCOPES;
-
-export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
+// One list for the whole service: the approval page names scopes in the same words.
+export { ALL_SCOPES, SCOPE_DESCRIPTIONS as SCOPES, type Scope } from '../../src/platform/scopes';
 
 /** Scopes an app may ask for: managing keys and apps stays with API keys. */
-export const APP_GRANTABLE_SCOPES = ALL_SCOPES.filter((scope) => scope !== 'keys:manage' && scope !== 'apps:manage');
+export const APP_GRANTABLE_SCOPES = ALL_SCOPES.filter((scope) => OAUTH_GRANTABLE.has(scope));
 
 export function missingScopes(credential: CredentialSummary | undefined, needed: readonly Scope[]): Scope[] {
   const held = new Set(credential?.credential.scopes ?? []);

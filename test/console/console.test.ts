@@ -242,6 +242,23 @@ describeInBrowser('the developer console in Chromium', () => {
     await expectAccessible('webhooks');
   });
 
+  it('deletes a resource after confirmation; Escape cancels the dialog', async () => {
+    await goTo(page, 'Resources');
+    const vent = page.locator('tr', { hasText: 'Vent' });
+    await vent.waitFor();
+    await page.getByRole('button', { name: 'Delete Vent' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete Vent?' });
+    await dialog.waitFor();
+    // The dialog is modal and keyboard-first: focus starts on Cancel, Escape closes it.
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Delete Vent' }).click();
+    await dialog.getByRole('button', { name: 'Delete resource' }).click();
+    await vent.waitFor({ state: 'detached' });
+    expect((await api('GET', '/api/v1/resources')).json.data.map((resource: { name: string }) => resource.name)).toEqual(['Greenhouse temperature']);
+  });
+
   it('registers a confidential app, shows its secret once and lists it', async () => {
     await goTo(page, 'Apps');
     await page.getByRole('button', { name: 'Register an app' }).click();

@@ -13,7 +13,6 @@ import { Receiver } from '../webhooks/support.js';
 import { goTo, openConsole } from './console-browser.js';
 
 const OUTPUT = join(process.cwd(), 'docs', 'console');
-const WIDTHS = [1440, 375] as const;
 
 const app = useTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
 let base: string;

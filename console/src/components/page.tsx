@@ -2,8 +2,11 @@
 // and title.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import type { Scope } from '../scopes';
+import { RequiresScopes } from './scope-gate';
 
-export function Page({ title, intro, children }: { title: string; intro?: ComponentChildren; children: ComponentChildren }) {
+/** With `needs`, the content shows only when the key holds those scopes (else why not, as `what`). */
+export function Page({ title, intro, needs, what, children }: { title: string; intro?: ComponentChildren; needs?: readonly Scope[]; what?: string; children: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${title} · devdata console`;
@@ -15,7 +18,13 @@ export function Page({ title, intro, children }: { title: string; intro?: Compon
         {title}
       </h1>
       {intro && <p class="intro">{intro}</p>}
-      {children}
+      {needs ? (
+        <RequiresScopes needs={needs} what={what ?? title}>
+          {children}
+        </RequiresScopes>
+      ) : (
+        children
+      )}
     </>
   );
 }

@@ -1,6 +1,7 @@
 // Sign up, the account, what to do next (ask the operator for the first key), connect a key and
 // see what its scopes allow.
 import { useState } from 'preact/hooks';
+import { FormActions } from '../components/forms';
 import { ErrorNotice, Notice } from '../components/feedback';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
@@ -78,11 +79,7 @@ function SignUpForm() {
           <input id="signup-email" type="email" required maxLength={254} value={email} onInput={(event) => setEmail(event.currentTarget.value)} autoComplete="email" />
         </div>
         <ErrorNotice error={action.error} title="Signing up failed" />
-        <div class="actions">
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            {action.busy ? 'Signing up…' : 'Sign up'}
-          </button>
-        </div>
+        <FormActions busy={action.busy} label="Sign up" busyLabel="Signing up…" />
       </form>
     </Section>
   );
@@ -120,11 +117,7 @@ function ConnectKeyForm() {
         </p>
       </div>
       <ErrorNotice error={action.error} title="The key could not be connected" />
-      <div class="actions">
-        <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-          {action.busy ? 'Checking the key…' : 'Connect key'}
-        </button>
-      </div>
+      <FormActions busy={action.busy} label="Connect key" busyLabel="Checking the key…" />
     </form>
   );
 }

@@ -3,10 +3,11 @@
 import type { App } from '@devdata/client';
 import { useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
+import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
-import { RequiresScopes } from '../components/scope-gate';
+
 import { ScopePicker } from '../components/scope-picker';
 import { SecretOnce } from '../components/secret';
 import { baseUrl } from '../connection';
@@ -17,10 +18,8 @@ import { APP_GRANTABLE_SCOPES, type Scope } from '../scopes';
 
 export function AppsPage() {
   return (
-    <Page title="Apps" intro="Applications that act for users through OAuth 2.0 (authorization code with PKCE, refresh tokens, client credentials).">
-      <RequiresScopes needs={['apps:manage']} what="Managing apps">
-        <AppsView />
-      </RequiresScopes>
+    <Page title="Apps" intro="Applications that act for users through OAuth 2.0 (authorization code with PKCE, refresh tokens, client credentials)." needs={['apps:manage']} what="Managing apps">
+      <AppsView />
     </Page>
   );
 }
@@ -107,14 +106,7 @@ function RegisterApp({ onDone, onCreated }: { onDone: () => void; onCreated: () 
         </div>
         <ScopePicker legend="Scopes the app may ask for" offered={APP_GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} idPrefix="app-scope" />
         <ErrorNotice error={action.error} title="The app was not registered" />
-        <div class="actions">
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            {action.busy ? 'Registering…' : 'Register app'}
-          </button>
-          <button type="button" class="secondary" onClick={onDone}>
-            Cancel
-          </button>
-        </div>
+        <FormActions busy={action.busy} label="Register app" busyLabel="Registering…" onCancel={onDone} />
       </form>
     </Section>
   );
@@ -179,14 +171,7 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
             <label for={`${app.id}-redirects`}>Redirect URIs of {app.name}</label>
             <textarea id={`${app.id}-redirects`} rows={3} required value={redirectUris} onInput={(event) => setRedirectUris(event.currentTarget.value)} />
           </div>
-          <div class="actions">
-            <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-              {action.busy ? 'Saving…' : 'Save redirect URIs'}
-            </button>
-            <button type="button" class="secondary" onClick={() => setEditing(false)}>
-              Cancel
-            </button>
-          </div>
+          <FormActions busy={action.busy} label="Save redirect URIs" busyLabel="Saving…" onCancel={() => setEditing(false)} />
         </form>
       )}
       <div class="actions">
@@ -204,6 +189,7 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
           Delete<span class="visually-hidden"> {app.name}</span>
         </button>
       </div>
+      {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="The app was not changed" />
       {secret && <SecretOnce title="The new client secret" secret={secret} explanation="The old secret no longer works." onDone={() => setSecret(undefined)} />}
       {confirm === 'rotate' && (

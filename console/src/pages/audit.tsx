@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { JsonBlock, Time } from '../components/format';
 import { Page } from '../components/page';
-import { RequiresScopes } from '../components/scope-gate';
+
 import { publicClient } from '../connection';
 import { useClient } from '../connection-context';
 import { useLoad } from '../hooks';
@@ -14,10 +14,8 @@ const PAGE_SIZE = 50;
 
 export function AuditPage() {
   return (
-    <Page title="Audit log" intro="Every change to the account's keys, apps, webhooks and schedules, and who made it, oldest first.">
-      <RequiresScopes needs={['usage:read']} what="Reading the audit log">
-        <AuditView />
-      </RequiresScopes>
+    <Page title="Audit log" intro="Every change to the account's keys, apps, webhooks and schedules, and who made it, oldest first." needs={['usage:read']} what="Reading the audit log">
+      <AuditView />
     </Page>
   );
 }

@@ -2,11 +2,12 @@
 // history has expired, and publishing a custom event.
 import { DevdataError, type DevdataEvent } from '@devdata/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { formatState, JsonBlock, Time } from '../components/format';
 import { LiveBadge } from '../components/live-badge';
 import { Page, Section } from '../components/page';
-import { GuardedButton, RequiresScopes } from '../components/scope-gate';
+import { RequiresScopes } from '../components/scope-gate';
 import { useClient } from '../connection-context';
 import { parseJsonObject } from '../errors';
 import { useAction } from '../hooks';
@@ -274,11 +275,7 @@ function PublishEvent() {
             Published event #{published.id} (<code>{published.type}</code>).
           </Notice>
         )}
-        <div class="actions">
-          <GuardedButton needs={['events:write']} type="submit" busy={action.busy}>
-            {action.busy ? 'Publishing…' : 'Publish event'}
-          </GuardedButton>
-        </div>
+        <FormActions busy={action.busy} label="Publish event" busyLabel="Publishing…" needs={['events:write']} />
       </form>
     </Section>
   );

@@ -3,11 +3,11 @@
 import type { ApiKey } from '@devdata/client';
 import { useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
+import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
 import { ScopePicker } from '../components/scope-picker';
-import { GuardedButton, RequiresScopes } from '../components/scope-gate';
 import { SecretOnce } from '../components/secret';
 import { forgetKey } from '../connection';
 import { useClient, useConnection } from '../connection-context';
@@ -16,10 +16,8 @@ import { ALL_SCOPES, type Scope } from '../scopes';
 
 export function KeysPage() {
   return (
-    <Page title="API keys" intro="Keys of this account. A key is shown once, when it is created; only its hash is stored.">
-      <RequiresScopes needs={['keys:manage']} what="Managing keys">
-        <KeysView />
-      </RequiresScopes>
+    <Page title="API keys" intro="Keys of this account. A key is shown once, when it is created; only its hash is stored." needs={['keys:manage']} what="Managing keys">
+      <KeysView />
     </Page>
   );
 }
@@ -122,10 +120,7 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
         title="Your new API key"
         secret={secret}
         explanation="Use it as Authorization: Bearer <key>."
-        onDone={() => {
-          setSecret(undefined);
-          onDone();
-        }}
+        onDone={onDone}
       />
     );
   }
@@ -146,14 +141,7 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
         </div>
         <ScopePicker legend="Scopes" offered={ALL_SCOPES} chosen={scopes} onChange={setScopes} idPrefix="key-scope" />
         <ErrorNotice error={action.error} title="The key was not created" />
-        <div class="actions">
-          <GuardedButton needs={['keys:manage']} type="submit" busy={action.busy}>
-            {action.busy ? 'Creating…' : 'Create key'}
-          </GuardedButton>
-          <button type="button" class="secondary" onClick={onDone}>
-            Cancel
-          </button>
-        </div>
+        <FormActions busy={action.busy} label="Create key" busyLabel="Creating…" onCancel={onDone} needs={['keys:manage']} />
       </form>
     </Section>
   );

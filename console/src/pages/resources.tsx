@@ -3,11 +3,12 @@
 import { ifMatch, type DevdataEvent, type Resource, type ResourceType } from '@devdata/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
+import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { formatState, Time } from '../components/format';
 import { LiveBadge } from '../components/live-badge';
 import { Page, Section } from '../components/page';
-import { GuardedButton, RequiresScopes } from '../components/scope-gate';
+import { GuardedButton } from '../components/scope-gate';
 import { defaultState, StateInput, type StateValue } from '../components/state-input';
 import { useClient, useConnection } from '../connection-context';
 import { isStatus, parseJsonObject, parseList } from '../errors';
@@ -29,10 +30,8 @@ function matches(resource: Resource, filters: Filters): boolean {
 
 export function ResourcesPage() {
   return (
-    <Page title="Resources" intro="Named values (sensor readings, switches, text) with their attributes, tags and version. Changes made anywhere appear here live.">
-      <RequiresScopes needs={['resources:read']} what="Listing resources">
-        <ResourcesView />
-      </RequiresScopes>
+    <Page title="Resources" intro="Named values (sensor readings, switches, text) with their attributes, tags and version. Changes made anywhere appear here live." needs={['resources:read']} what="Listing resources">
+      <ResourcesView />
     </Page>
   );
 }
@@ -304,14 +303,7 @@ function CreateResource({ onDone, onCreated }: { onDone: () => void; onCreated: 
           <input id="create-tags" value={tags} placeholder="greenhouse, north" onInput={(event) => setTags(event.currentTarget.value)} />
         </div>
         <ErrorNotice error={action.error} title="The resource was not created" />
-        <div class="actions">
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            {action.busy ? 'Creating…' : 'Create resource'}
-          </button>
-          <button type="button" class="secondary" onClick={onDone}>
-            Cancel
-          </button>
-        </div>
+        <FormActions busy={action.busy} label="Create resource" busyLabel="Creating…" onCancel={onDone} />
       </form>
     </Section>
   );

@@ -3,10 +3,11 @@
 import type { DevdataEvent, Resource, Schedule, ScheduleAction } from '@devdata/client';
 import { useEffect, useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
+import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { formatState, formatTime, Time } from '../components/format';
 import { Page, Section } from '../components/page';
-import { GuardedButton, RequiresScopes } from '../components/scope-gate';
+import { GuardedButton } from '../components/scope-gate';
 import { defaultState, StateInput, type StateValue } from '../components/state-input';
 import { useClient, useConnection } from '../connection-context';
 import { readCron, knownTimezones } from '../cron';
@@ -20,10 +21,8 @@ const OUTCOME_WINDOW = 1000;
 
 export function SchedulesPage() {
   return (
-    <Page title="Schedules" intro="Set a resource's state or publish an event at a time, or again and again by cron.">
-      <RequiresScopes needs={['schedules:manage']} what="Managing schedules">
-        <SchedulesView />
-      </RequiresScopes>
+    <Page title="Schedules" intro="Set a resource's state or publish an event at a time, or again and again by cron." needs={['schedules:manage']} what="Managing schedules">
+      <SchedulesView />
     </Page>
   );
 }
@@ -312,14 +311,7 @@ function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: 
           </>
         )}
         <ErrorNotice error={action.error} title="The schedule was not created" />
-        <div class="actions">
-          <GuardedButton needs={['schedules:manage', kind === 'set_state' ? 'resources:write' : 'events:write']} type="submit" busy={action.busy}>
-            {action.busy ? 'Creating…' : 'Create schedule'}
-          </GuardedButton>
-          <button type="button" class="secondary" onClick={onDone}>
-            Cancel
-          </button>
-        </div>
+        <FormActions busy={action.busy} label="Create schedule" busyLabel="Creating…" onCancel={onDone} needs={['schedules:manage', kind === 'set_state' ? 'resources:write' : 'events:write']} />
       </form>
     </Section>
   );

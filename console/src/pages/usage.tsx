@@ -2,7 +2,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { Page, Section } from '../components/page';
-import { RequiresScopes } from '../components/scope-gate';
+
 import { UsageChart, type UsageSeries } from '../components/usage-chart';
 import { useClient } from '../connection-context';
 import { useLoad } from '../hooks';
@@ -11,10 +11,8 @@ const PERIODS = [7, 30, 90];
 
 export function UsagePage() {
   return (
-    <Page title="Usage" intro="What the account did per UTC day: authenticated requests, of which errors (4xx and 5xx), events created and webhook delivery attempts.">
-      <RequiresScopes needs={['usage:read']} what="Reading usage">
-        <UsageView />
-      </RequiresScopes>
+    <Page title="Usage" intro="What the account did per UTC day: authenticated requests, of which errors (4xx and 5xx), events created and webhook delivery attempts." needs={['usage:read']} what="Reading usage">
+      <UsageView />
     </Page>
   );
 }

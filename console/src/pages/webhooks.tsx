@@ -3,6 +3,7 @@
 import type { Webhook, WebhookDelivery } from '@devdata/client';
 import { useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
+import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
@@ -104,10 +105,7 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
         title="The webhook's signing secret"
         secret={secret}
         explanation="Your receiver verifies each delivery with it."
-        onDone={() => {
-          setSecret(undefined);
-          onDone();
-        }}
+        onDone={onDone}
       />
     );
   }
@@ -152,14 +150,7 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
           </span>
         </div>
         <ErrorNotice error={action.error} title="The webhook was not created" />
-        <div class="actions">
-          <button type="submit" disabled={action.busy} aria-busy={action.busy}>
-            {action.busy ? 'Creating…' : 'Create webhook'}
-          </button>
-          <button type="button" class="secondary" onClick={onDone}>
-            Cancel
-          </button>
-        </div>
+        <FormActions busy={action.busy} label="Create webhook" busyLabel="Creating…" onCancel={onDone} />
       </form>
     </Section>
   );
@@ -235,6 +226,7 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
           Delete<span class="visually-hidden"> {webhook.name}</span>
         </button>
       </div>
+      {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="The webhook was not changed" />
       {secret && <SecretOnce title="The new signing secret" secret={secret} explanation="Deliveries are signed with it from their next attempt on." onDone={() => setSecret(undefined)} />}
       {confirm === 'rotate' && (
