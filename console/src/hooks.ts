@@ -16,8 +16,13 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   const [error, setError] = useState<unknown>(undefined);
   const [loading, setLoading] = useState(true);
   const [generation, setGeneration] = useState(0);
+  const loadedGeneration = useRef(generation);
   useEffect(() => {
     const controller = new AbortController();
+    // A reload keeps what is shown until the new data arrives; other inputs (a filter, a page)
+    // clear it, so nothing is shown under a heading it does not match.
+    if (loadedGeneration.current === generation) setData(undefined);
+    loadedGeneration.current = generation;
     setLoading(true);
     setError(undefined);
     load(controller.signal).then(

@@ -305,6 +305,7 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.locator('td code', { hasText: 'webhook.created' }).waitFor();
     await page.getByLabel('Type').selectOption('key.*');
     await page.getByRole('button', { name: 'Apply filter' }).click();
+    await page.getByText('Audit records of type key.*, oldest first').waitFor();
     await page.locator('td code', { hasText: 'key.revoked' }).waitFor();
     const types = await page.locator('tbody td code').allTextContents();
     expect(types.length).toBeGreaterThan(0);
