@@ -70,9 +70,9 @@ function distIsStale(): boolean {
   return sources > statSync(cli).mtimeMs;
 }
 
-const HTTP_ROWS = ['baseline', 'floor-contract', 'floor-page', 'get', 'list', 'events', 'catchup', 'patch', 'publish'];
+const HTTP_ROWS = ['baseline', 'floor-contract', 'floor-page', 'floor-page-varied', 'get', 'list', 'events', 'catchup', 'patch', 'publish'];
 /** Rows of the baseline's own process: no PostgreSQL column. */
-const BASELINE_ROWS = new Set(['baseline', 'floor-contract', 'floor-page']);
+const BASELINE_ROWS = new Set(['baseline', 'floor-contract', 'floor-page', 'floor-page-varied']);
 // On the suite's PostgreSQL run the PostgreSQL column is measured too, in a schema of that database.
 const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '') ? process.env.TEST_DATABASE_URL : undefined;
 const STREAM_ROWS = ['stream-floor-20x10', 'stream-20x10'];
