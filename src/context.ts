@@ -10,7 +10,7 @@ import { KeysService } from './areas/keys/service.js';
 import { SystemService } from './areas/system/service.js';
 import { UsageService } from './areas/usage/service.js';
 import { InProcessEventBus, NotifyingEventBus, type EventBus } from './areas/events/bus.js';
-import { StoredRateLimitCounter } from './storage/rate-limit-counter.js';
+import { BatchedRateLimitCounter } from './storage/rate-limit-counter.js';
 import { ExternalWrites } from './storage/external-writes.js';
 import { EventsService } from './areas/events/service.js';
 import { InMemoryRecentEvents, NoRecentEvents } from './areas/events/recent.js';
@@ -30,7 +30,7 @@ import { OAuthService } from './areas/oauth/service.js';
 import { Metrics } from './platform/metrics.js';
 import { SecretBox } from './platform/secret-box.js';
 import { openSecrets, type SecretsStatus } from './secrets.js';
-import { InProcessCredentialCache, UncachedCredentials } from './platform/credential-cache.js';
+import { announceRevocation, InProcessCredentialCache, listenForRevocations, SHARED_CREDENTIAL_TTL_MS } from './platform/credential-cache.js';
 
 export interface Services {
   accounts: AccountsService;
@@ -100,13 +100,18 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     await notifying.start();
     bus = notifying;
   }
-  const newCounter = () => (storage.backend === 'postgres' ? new StoredRateLimitCounter(db) : new InProcessRateLimitCounter());
+  const newCounter = () => (storage.backend === 'postgres' ? new BatchedRateLimitCounter(db) : new InProcessRateLimitCounter());
   const oneProcess = storage.backend === 'sqlite';
   // A SQLite file still notices another process's commits (a second server started by mistake).
   const externalWrites = () => new ExternalWrites(storage.dataVersion!);
   const recentEvents = oneProcess ? new InMemoryRecentEvents(config.eventRetention, externalWrites()) : new NoRecentEvents();
   const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents, oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined);
-  const keys = new KeysService(db, clock, audit, oneProcess ? new InProcessCredentialCache(externalWrites()) : new UncachedCredentials());
+  // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
+  const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });
+  if (storage.notifications) await listenForRevocations(storage.notifications, credentialCache);
+  const keys = new KeysService(db, clock, audit, credentialCache);
+  const notifications = storage.notifications;
+  if (notifications) keys.onRevoked((exec, key) => announceRevocation(notifications, exec, [key.id]));
   const apps = new AppsService(db, clock, audit);
   const oauth = new OAuthService(db, clock, apps, keys, audit, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,

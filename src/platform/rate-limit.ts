@@ -7,9 +7,10 @@ export const WINDOW_MS = 60_000;
 /**
  * Counts hits per key and window. `increment` false reads without counting (for /health). The
  * in-process counter answers at once rather than with a promise: it runs on every request.
+ * `limit` is the key's allowance: a shared counter may decide in memory while a key is far from it.
  */
 export interface RateLimitCounter {
-  hit(key: string, windowStart: number, increment: boolean): number | Promise<number>;
+  hit(key: string, windowStart: number, increment: boolean, limit: number): number | Promise<number>;
 }
 
 export class InProcessRateLimitCounter implements RateLimitCounter {
@@ -65,7 +66,7 @@ export class RateLimiter {
     const fallback = () => decide(this.fallback.hit(key, windowStart, increment));
     let count: number | Promise<number>;
     try {
-      count = this.counter.hit(key, windowStart, increment);
+      count = this.counter.hit(key, windowStart, increment, limit);
     } catch {
       return fallback();
     }

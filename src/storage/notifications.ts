@@ -10,8 +10,9 @@ export interface Notifications {
   /**
    * Calls `onMessage` for each notification. The connection is re-established after a failure,
    * and `onReconnect` is called then: notifications sent meanwhile are lost, so the caller re-reads.
+   * `onLost` is called as soon as the connection is known lost (before any reconnect).
    */
-  listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void): Promise<void>;
+  listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void, onLost?: () => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,7 +20,7 @@ const RECONNECT_DELAY_MS = 1000;
 
 export class PostgresNotifications implements Notifications {
   private client: pg.Client | undefined;
-  private readonly channels = new Map<string, { onMessage: (payload: string) => void; onReconnect: () => void }>();
+  private readonly channels = new Map<string, { onMessage: (payload: string) => void; onReconnect: () => void; onLost?: () => void }>();
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
 
@@ -29,8 +30,8 @@ export class PostgresNotifications implements Notifications {
     await sql`select pg_notify(${channel}, ${payload})`.execute(exec);
   }
 
-  async listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void): Promise<void> {
-    this.channels.set(channel, { onMessage, onReconnect });
+  async listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void, onLost?: () => void): Promise<void> {
+    this.channels.set(channel, { onMessage, onReconnect, onLost });
     if (!this.client) await this.connect();
     else await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
   }
@@ -51,6 +52,7 @@ export class PostgresNotifications implements Notifications {
   private scheduleReconnect(): void {
     if (this.closed || this.reconnectTimer) return;
     this.client = undefined;
+    for (const { onLost } of this.channels.values()) onLost?.();
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect().then(

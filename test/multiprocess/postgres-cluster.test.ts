@@ -1,7 +1,8 @@
 // Several `devdata serve` processes on one PostgreSQL database (decisions §1, §2, §7): concurrent
 // migrations at start, event ids dense and in commit order across processes, a cursor poller and
 // a stream that never skip an event held back by a slow writer, live streams fed by writes made in
-// other processes, key revocation seen by every process at once, and one shared rate limit.
+// other processes, key revocation seen by every process within 100 ms (at once while notifications are down), and one
+// shared rate limit (exact for small allowances, a bounded overshoot for large ones).
 // Runs only when TEST_DATABASE_URL is a postgres:// URL; each run uses a fresh schema.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -392,7 +393,10 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
     stream.close();
   });
 
-  it('a key revoked through A is refused by B and C on the very next request', async () => {
+  // Each process caches keys; a revocation's notification makes the others forget it (decisions:
+  // "Credentials cached on PostgreSQL"): refused everywhere within 100 ms, and within a second
+  // (the cache's time to live) whatever happens to the notifications.
+  it('a key revoked through A, cached by B and C, is refused by them within 100 ms, and by A at once', async () => {
     const created = await api(A, 'POST', '/api/v1/keys', { key, body: { name: 'Second key', scopes: ['events:read'] } });
     expect(created.status, JSON.stringify(created.json)).toBe(201);
     const second = created.json.key as string;
@@ -405,15 +409,48 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
 
     const revoked = await api(A, 'DELETE', `/api/v1/keys/${created.json.id}`, { key });
     expect(revoked.status).toBe(204);
-
-    for (const base of [B, C, A]) {
-      const response = await api(base, 'GET', '/api/v1/events?limit=1', { key: second });
+    const revokedAt = Date.now();
+    const refusedAfter: number[] = [];
+    const first = await api(A, 'GET', '/api/v1/events?limit=1', { key: second });
+    expect(first.status, JSON.stringify(first.json)).toBe(401);
+    for (const base of [B, C]) {
+      let response = await api(base, 'GET', '/api/v1/events?limit=1', { key: second });
+      while (response.status === 200 && Date.now() - revokedAt < 2_000) response = await api(base, 'GET', '/api/v1/events?limit=1', { key: second });
+      refusedAfter.push(Date.now() - revokedAt);
       expect(response.status, `${base}: ${JSON.stringify(response.json)}`).toBe(401);
       expect(response.json.error.code).toBe('unauthorized');
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="devdata".*error="invalid_token"/);
+      // Once refused, never served again.
+      for (let index = 0; index < 5; index += 1) expect((await api(base, 'GET', '/api/v1/events?limit=1', { key: second })).status).toBe(401);
     }
+    expect(Math.max(...refusedAfter), `refused after ${refusedAfter.join(', ')} ms`).toBeLessThan(100);
     const listed = await api(C, 'GET', '/api/v1/keys', { key });
     expect((listed.json.data as Array<{ id: string }>).map((item) => item.id)).not.toContain(created.json.id);
+  });
+
+  it('while their notification connections are down, B and C cache nothing: a key revoked meanwhile is refused at once', async () => {
+    const created = await api(A, 'POST', '/api/v1/keys', { key, body: { name: 'Third key', scopes: ['events:read'] } });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const third = created.json.key as string;
+    for (const base of [B, C]) expect((await api(base, 'GET', '/api/v1/events?limit=1', { key: third })).status).toBe(200);
+
+    // Every process's listening connection is cut (they reconnect a second later): the revocation's
+    // notification below reaches nobody.
+    const cut = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'`);
+    expect(cut.rowCount).toBeGreaterThanOrEqual(3);
+    await sleep(200);
+    expect((await api(A, 'DELETE', `/api/v1/keys/${created.json.id}`, { key })).status).toBe(204);
+    for (const base of [B, C]) {
+      const response = await api(base, 'GET', '/api/v1/events?limit=1', { key: third });
+      expect(response.status, `${base}: ${JSON.stringify(response.json)}`).toBe(401);
+    }
+    // Reconnected, they cache again and still hear revocations.
+    await until(async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'`)).rows[0].n >= 3, 'listeners back');
+    const again = await api(A, 'POST', '/api/v1/keys', { key, body: { name: 'Fourth key', scopes: ['events:read'] } });
+    for (const base of [B, C]) expect((await api(base, 'GET', '/api/v1/events?limit=1', { key: again.json.key })).status).toBe(200);
+    expect((await api(A, 'DELETE', `/api/v1/keys/${again.json.id}`, { key })).status).toBe(204);
+    await sleep(100);
+    for (const base of [B, C]) expect((await api(base, 'GET', '/api/v1/events?limit=1', { key: again.json.key })).status).toBe(401);
   });
 
   it('two more servers with a limit of 10 per minute share one allowance per key', async () => {
@@ -459,6 +496,45 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
     expect(responses.filter((_, index) => index % 2 === 0).map((response) => response.status)).toContain(429);
     expect(responses.filter((_, index) => index % 2 === 1).map((response) => response.status)).toContain(429);
   });
+
+  // Allowances of 1,000 or more are counted in memory and merged every 100 ms (decisions: "Rate
+  // limits on PostgreSQL"): the overshoot is what the other process admits between merges.
+  it('two servers with a limit of 1,500 per minute, under concurrent load, admit 1,500 and at most a fifth more in all', async () => {
+    const limited = [new ServerProcess(serverEnv({ RATE_LIMIT_PER_MINUTE: '1500' }), ROOT), new ServerProcess(serverEnv({ RATE_LIMIT_PER_MINUTE: '1500' }), ROOT)];
+    servers.push(...limited);
+    const bases = (await Promise.all(limited.map((server) => server.listening()))) as [string, string];
+
+    const attempt = async () => {
+      const created = await api(A, 'POST', '/api/v1/keys', { key, body: { name: 'Busy key', scopes: ['events:read'] } });
+      expect(created.status).toBe(201);
+      const left = 60_000 - (Date.now() % 60_000);
+      if (left < 25_000) await sleep(left + 100);
+      const window = Math.floor(Date.now() / 60_000);
+      // 3,000 requests, 16 at a time on each server: each alone would admit all of its 1,500.
+      const statuses: number[][] = [[], []];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 32 }, async (_, worker) => {
+          const server = worker % 2;
+          while (next < 3_000) {
+            next += 1;
+            statuses[server]!.push((await api(bases[server]!, 'GET', '/api/v1/events?limit=1', { key: created.json.key })).status);
+          }
+        }),
+      );
+      return { statuses, sameWindow: Math.floor(Date.now() / 60_000) === window };
+    };
+
+    let { statuses, sameWindow } = await attempt();
+    if (!sameWindow) ({ statuses, sameWindow } = await attempt());
+    expect(sameWindow).toBe(true);
+    const all = statuses.flat();
+    expect(all.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    const admitted = all.filter((status) => status === 200).length;
+    expect(admitted).toBeGreaterThanOrEqual(1_500);
+    expect(admitted).toBeLessThanOrEqual(1_800);
+    for (const own of statuses) expect(own).toContain(429);
+  }, 120_000);
 
   it('no server exited or logged an error', () => {
     for (const server of servers) {
