@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import SQLite from './sqlite-driver.js';
 import { syncDirectory } from '../platform/secrets-key.js';
 
 export class BackupError extends Error {

@@ -1,7 +1,7 @@
 // The Kysely factory: the one place that knows which backend is in use.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import SQLite from './sqlite-driver.js';
 import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, sql, type Dialect, type MigrationProvider } from 'kysely';
 import { QueuedSqliteDialect, type ConnectionStats } from './sqlite-dialect.js';

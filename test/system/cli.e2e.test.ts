@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import SQLite from '../../src/storage/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CONFIG_VARIABLES } from '../../src/config.js';
