@@ -85,6 +85,17 @@ export interface ResourceTagsTable {
   resource_id: string;
   account_id: string;
   tag: string;
+  /** The resource's created_seq, so that a tag's resources are one index range in creation order (migration 0010). */
+  created_seq: number | null;
+}
+
+/** Resources per account (kind ''), per type ('type') and per tag ('tag'), kept as they change. */
+export interface ResourceCountsTable {
+  account_id: string;
+  kind: '' | 'type' | 'tag';
+  /** The type or the tag; '' for the whole account. */
+  name: string;
+  count: number;
 }
 
 export interface EventsTable {
@@ -232,6 +243,7 @@ export interface Database {
   usage_daily: UsageDailyTable;
   resources: ResourcesTable;
   resource_tags: ResourceTagsTable;
+  resource_counts: ResourceCountsTable;
   events: EventsTable;
   rate_limit_windows: RateLimitWindowsTable;
   webhooks: WebhooksTable;

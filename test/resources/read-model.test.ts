@@ -1,8 +1,8 @@
 // The in-memory resource read model (src/areas/resources/read-model.ts): loading an account,
 // following its events, and the races and gaps after which it reads the account again. The HTTP
 // tests in read-models.test.ts compare what it serves with storage through the real server.
-import { describe, expect, it } from 'vitest';
-import { InMemoryResourceReadModel, NoResourceReadModel, RESOURCES_PER_VIEW, type LoadResources, type ResourceReadModel } from '../../src/areas/resources/read-model.js';
+import { describe, expect, it, vi } from 'vitest';
+import { InMemoryResourceReadModel, NoResourceReadModel, type LoadResources, type ResourceReadModel } from '../../src/areas/resources/read-model.js';
 import type { Event } from '../../src/areas/events/event.js';
 import type { Resource, ResourceRecord } from '../../src/areas/resources/store.js';
 
@@ -33,9 +33,9 @@ const resourceEvent = (id: number, type: string, value: Resource): Event => ({ i
 /** A loader over a fixed account, counting its calls; `gates[n]` holds the n-th load (from 0) until released. */
 function fakeStorage(records: ResourceRecord[], newestEventId: number) {
   const state = { records, newestEventId, loads: 0, gates: [] as Array<Promise<void> | undefined> };
-  const load: LoadResources = async (_accountId, limit) => {
+  const load: LoadResources = async (_accountId, limit, afterSeq = 0) => {
     const gate = state.gates[state.loads++];
-    const snapshot = { records: state.records.slice(0, limit), newestEventId: state.newestEventId };
+    const snapshot = { records: state.records.filter((each) => each.createdSeq > afterSeq).slice(0, limit), newestEventId: state.newestEventId };
     await gate;
     return snapshot;
   };
@@ -92,28 +92,35 @@ describe('InMemoryResourceReadModel', () => {
     expect(storage.state.loads).toBe(2);
   });
 
-  it('does not keep a load that a commit overtook, and later readers do not wait on it', async () => {
+  it('applies a commit made while it reads to what it read, so readers after the commit see it, with one read', async () => {
     const storage = fakeStorage([record(resource('res_a'), 1)], 1);
     let release = () => {};
     storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
     const model = new InMemoryResourceReadModel(storage.load);
     const first = model.view('acc_1');
-    const joined = model.view('acc_1');
-    expect(storage.state.loads).toBe(1);
     // Event 2 commits while the load is under way (after it read storage).
     model.committed('acc_1', [resourceEvent(2, 'resource.updated', resource('res_a', 2))]);
-    storage.state.records = [record(resource('res_a', 2), 1)];
-    storage.state.newestEventId = 2;
     const after = model.view('acc_1');
-    expect(storage.state.loads).toBe(2);
-    // The fresh load finishes first; the overtaken one after it.
-    expect((await after)?.get('res_a')?.version).toBe(2);
     release();
-    // The readers that came before the commit see the snapshot they waited for; the one after sees the commit.
-    expect((await first)?.get('res_a')?.version).toBe(1);
-    expect((await joined)?.get('res_a')?.version).toBe(1);
-    // The stale snapshot did not replace the fresh one.
-    expect((await viewOf(model)).get('res_a')?.version).toBe(2);
+    expect((await first)?.get('res_a')?.version).toBe(2);
+    expect((await after)?.get('res_a')?.version).toBe(2);
+    expect((await viewOf(model)).lastEventId).toBe(2);
+    expect(storage.state.loads).toBe(1);
+  });
+
+  it('does not keep what it read when an event committed meanwhile was never announced (a gap)', async () => {
+    const storage = fakeStorage([record(resource('res_a'), 1)], 1);
+    let release = () => {};
+    storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
+    const model = new InMemoryResourceReadModel(storage.load);
+    const first = model.view('acc_1');
+    model.committed('acc_1', [resourceEvent(3, 'resource.updated', resource('res_a', 3))]);
+    release();
+    // Storage answers those readers; the next reader reads again.
+    expect(await first).toBeUndefined();
+    storage.state.records = [record(resource('res_a', 3), 1)];
+    storage.state.newestEventId = 3;
+    expect((await viewOf(model)).get('res_a')?.version).toBe(3);
     expect(storage.state.loads).toBe(2);
   });
 
@@ -133,47 +140,84 @@ describe('InMemoryResourceReadModel', () => {
 
   const accountOf = (count: number) =>
     fakeStorage(
-      Array.from({ length: count }, (_, index) => record(resource(`res_${index}`), index + 1)),
+      Array.from({ length: count }, (_, index) => record(resource(`res_${index}`, 1, { tags: index % 10 === 0 ? ['tenth'] : [] }), index + 1)),
       count,
     );
 
-  it('keeps an account of exactly RESOURCES_PER_VIEW resources, complete', async () => {
-    const storage = accountOf(RESOURCES_PER_VIEW);
-    const model = new InMemoryResourceReadModel(storage.load);
-    const view = await viewOf(model);
-    expect(view.list({ tags: [], limit: 1, offset: 0 }).total).toBe(RESOURCES_PER_VIEW);
-    expect(view.get(`res_${RESOURCES_PER_VIEW - 1}`)).toBeDefined();
-    expect(model.view('acc_1')).not.toBeInstanceOf(Promise);
-  });
+  const idsOf = (page: { data: Buffer[] }) => page.data.map((json) => (JSON.parse(json.toString()) as Resource).id);
 
-  it('leaves an account one resource larger to storage, from its very first readers on', async () => {
-    // The load stops at RESOURCES_PER_VIEW + 1 rows: a view of them would miss the rest of the account.
-    const storage = accountOf(RESOURCES_PER_VIEW + 5);
-    const model = new InMemoryResourceReadModel(storage.load);
-    let release = () => {};
-    storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
-    const concurrent = [model.view('acc_1'), model.view('acc_1'), model.view('acc_1')];
-    release();
-    expect(await Promise.all(concurrent)).toEqual([undefined, undefined, undefined]);
-    expect(model.view('acc_1')).toBeUndefined();
+  it('reads an account that fits one chunk at once, its first readers waiting for it', async () => {
+    const storage = accountOf(9);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    const view = await viewOf(model);
+    expect(view.list({ tags: [], limit: 1, offset: 8 })).toMatchObject({ total: 9 });
     expect(storage.state.loads).toBe(1);
   });
 
-  it('reads a too-large account again once its mark runs out, and keeps it when it has shrunk', async () => {
-    const storage = accountOf(RESOURCES_PER_VIEW + 1);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, 20);
+  it('reads a larger account in chunks while storage answers, applying the commits made meanwhile', async () => {
+    const storage = accountOf(25);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    let release = () => {};
+    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    // The first chunk is not the whole account: its readers, and those after them, go to storage.
     expect(await model.view('acc_1')).toBeUndefined();
     expect(model.view('acc_1')).toBeUndefined();
-    storage.state.records = storage.state.records.slice(0, RESOURCES_PER_VIEW);
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    expect((await viewOf(model)).list({ tags: [], limit: 1, offset: 0 }).total).toBe(RESOURCES_PER_VIEW);
-    expect(storage.state.loads).toBe(2);
+    // Between chunks: res_3 changes, res_20 (not read yet) goes, and a resource is created.
+    const changed = resource('res_3', 2, { tags: ['tenth', 'new'] });
+    model.committed('acc_1', [
+      resourceEvent(26, 'resource.updated', changed),
+      resourceEvent(27, 'resource.updated', resource('res_20', 2)),
+      resourceEvent(28, 'resource.deleted', resource('res_20', 2)),
+      resourceEvent(29, 'resource.created', resource('res_new')),
+    ]);
+    // The later chunks see the deletion and the creation (committed before they read).
+    storage.state.records = [...storage.state.records.filter((each) => each.id !== 'res_20'), record(resource('res_new'), 29)];
+    release();
+    await vi.waitFor(() => expect(model.view('acc_1')).toBeDefined());
+    const view = await viewOf(model);
+    expect(view.lastEventId).toBe(29);
+    const all = view.list({ tags: [], limit: 100, offset: 0 });
+    expect(all.total).toBe(25);
+    expect(idsOf(all)).toEqual([...Array.from({ length: 25 }, (_, index) => `res_${index}`).filter((id) => id !== 'res_20'), 'res_new']);
+    expect(view.get('res_3')?.version).toBe(2);
+    expect(idsOf(view.list({ tags: ['tenth'], limit: 100, offset: 0 }))).toEqual(['res_0', 'res_3', 'res_10']);
+    expect(idsOf(view.list({ tags: ['new'], limit: 100, offset: 0 }))).toEqual(['res_3']);
+    expect(view.list({ tags: ['tenth', 'new'], limit: 100, offset: 0 }).total).toBe(1);
+    expect(idsOf(view.list({ tags: [], limit: 2, offset: 23 }))).toEqual(['res_24', 'res_new']);
+  });
+
+  it('leaves an account larger than half its budget to storage, and keeps it again once it has shrunk', async () => {
+    const storage = accountOf(40);
+    const weight = storage.state.records[0]!.json.length + 400;
+    // Half the budget holds 30 resources.
+    const model = new InMemoryResourceReadModel(storage.load, undefined, weight * 60, 300, 10);
+    expect(await model.view('acc_1')).toBeUndefined();
+    await vi.waitFor(() => expect(storage.state.loads).toBeGreaterThanOrEqual(4), { interval: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(model.view('acc_1')).toBeUndefined();
+    const loads = storage.state.loads;
+    expect(model.view('acc_1')).toBeUndefined();
+    expect(storage.state.loads).toBe(loads);
+    storage.state.records = storage.state.records.slice(0, 9);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect((await viewOf(model)).list({ tags: [], limit: 1, offset: 0 }).total).toBe(9);
+  });
+
+  it('forgets an account that grows past half its budget as it follows its commits', async () => {
+    const storage = accountOf(5);
+    const weight = storage.state.records[0]!.json.length + 400;
+    const model = new InMemoryResourceReadModel(storage.load, undefined, weight * 17 + 10, undefined, 10);
+    await viewOf(model);
+    model.committed('acc_1', [6, 7, 8].map((id) => resourceEvent(id, 'resource.created', resource(`res_${id}`))));
+    expect(model.held('acc_1')).toBeDefined();
+    model.committed('acc_1', [resourceEvent(9, 'resource.created', resource('res_9'))]);
+    expect(model.held('acc_1')).toBeUndefined();
   });
 
   it('forgets the least recently used accounts past its memory budget', async () => {
-    // About 1,200 each: four fit in 5,000, a fifth does not.
+    // About 1,400 each: four fit in 6,000, a fifth does not.
     const storage = fakeStorage([record(resource('res_a', 1, { attributes: { text: 'x'.repeat(850) } }), 1)], 1);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, 5_000);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, 6_000);
     for (const accountId of ['acc_1', 'acc_2', 'acc_3', 'acc_4', 'acc_1', 'acc_5']) await viewOf(model, accountId);
     expect(storage.state.loads).toBe(5);
     // acc_2 was used least recently, so it went.

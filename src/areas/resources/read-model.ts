@@ -1,29 +1,33 @@
 // Each account's resources in memory, with their API JSON, so that reading a resource or a page of
 // them reads no storage: stepping through 50 stored rows was most of a list's cost, and a point
-// read a sixth of a GET's (measured with npm run bench). An account is read from storage once,
-// together with its newest event id, and then kept up to date from its committed events: the
-// resource events carry the whole resource, and event ids are consecutive, so a missed event shows
-// as a gap, and the account is then forgotten and read again when next asked for.
+// read a sixth of a GET's (measured with npm run bench). An account is read from storage once, in
+// chunks, and then kept up to date from its committed events: the resource events carry the whole
+// resource, and event ids are consecutive, so a missed event shows as a gap, and the account is
+// then forgotten and read again when next asked for.
 // One process (SQLite) keeps them; several (PostgreSQL) cannot see each other's commits, so there
-// every read goes to storage.
+// every read goes to storage, which keeps counts and indexes for the same answers (store.ts).
 import { LRUCache } from 'lru-cache';
 import { ownBytes } from '../../platform/json-body.js';
-import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import type { Event } from '../events/event.js';
 import { resourceColumns, resourceJson } from './resource-json.js';
 import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 
-/** The most resource JSON held for all accounts together, in bytes. */
-export const RESOURCE_VIEWS_BUDGET = 64 * 1024 * 1024;
-/** An account with more resources than this is read from storage on every request. */
-export const RESOURCES_PER_VIEW = 20_000;
-/** How long an account found too large is left to storage before it is read again. */
+/** The most memory kept for all accounts together, in bytes (JSON and what holds it). */
+export const RESOURCE_VIEWS_BUDGET = 128 * 1024 * 1024;
+/** Resources read per step when an account is read; an account of fewer is read in one step, its first readers waiting. */
+export const LOAD_CHUNK = 5_000;
+/** How long an account found too large for memory is left to storage before it is read again. */
 const TOO_LARGE_RECHECK_MS = 10 * 60_000;
 /** The most accounts remembered as too large (their ids, a few dozen bytes each). */
 const TOO_LARGE_MARKS = 10_000;
-/** Roughly what an entry costs besides its JSON. */
-const ENTRY_OVERHEAD = 160;
+/** Accounts read at once: each holds what it has read until it is done; storage answers for more. */
+const CONCURRENT_FILLS = 4;
+/**
+ * What an entry costs besides its JSON bytes: the record, its own Buffer, its place in the id map
+ * and in the ordered, type and tag lists (measured in bench/README.md, "Large accounts").
+ */
+const ENTRY_OVERHEAD = 400;
 
 /** An account's resources as of one of its events. */
 export interface ResourceView {
@@ -43,22 +47,60 @@ export interface ResourceReadModel {
   committed(accountId: string, events: readonly Event[]): void;
 }
 
-/** Reads an account's resources (at most `limit`, in creation order) and its newest event id, in one transaction. */
-export type LoadResources = (accountId: string, limit: number) => Promise<{ records: ResourceRecord[]; newestEventId: number }>;
+/**
+ * Reads at most `limit` of an account's resources in creation order: the first ones together with
+ * the account's newest event id, in one transaction, or (with `afterSeq`) those created after
+ * `afterSeq`, committed as of now.
+ */
+export type LoadResources = (accountId: string, limit: number, afterSeq?: number) => Promise<{ records: ResourceRecord[]; newestEventId: number }>;
 
 const weightOf = (record: ResourceRecord) => record.json.length + ENTRY_OVERHEAD;
 
+/** Where a record of `createdSeq` stands (or would stand) in a list ordered by `createdSeq`. */
+function positionOf(list: readonly ResourceRecord[], createdSeq: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]!.createdSeq < createdSeq) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Puts `record` in its place in the ordered list, replacing the record of the same creation. */
+function place(list: ResourceRecord[], record: ResourceRecord): void {
+  const last = list.at(-1);
+  if (last === undefined || last.createdSeq < record.createdSeq) {
+    list.push(record);
+    return;
+  }
+  const position = positionOf(list, record.createdSeq);
+  if (list[position]?.createdSeq === record.createdSeq) list[position] = record;
+  else list.splice(position, 0, record);
+}
+
+function remove(list: ResourceRecord[], record: ResourceRecord): void {
+  const position = positionOf(list, record.createdSeq);
+  if (list[position]?.createdSeq === record.createdSeq) list.splice(position, 1);
+}
+
+/**
+ * An account's resources with a list per type and per tag, each in creation order, so that a page
+ * of any one filter is an array slice and its total the array's length, however large the account.
+ */
 class AccountResources implements ResourceView {
   private readonly byId = new Map<string, ResourceRecord>();
-  /** Ascending `createdSeq`. */
-  private readonly ordered: ResourceRecord[];
+  private readonly ordered: ResourceRecord[] = [];
+  private readonly byType = new Map<string, ResourceRecord[]>();
+  private readonly byTag = new Map<string, ResourceRecord[]>();
+  /** Roughly the bytes held, for the memory budget. */
+  weight = 0;
 
-  constructor(
-    public lastEventId: number,
-    records: ResourceRecord[],
-  ) {
-    this.ordered = records;
-    for (const record of records) this.byId.set(record.id, record);
+  constructor(public lastEventId: number) {}
+
+  get size(): number {
+    return this.ordered.length;
   }
 
   get(id: string): ResourceRecord | undefined {
@@ -66,28 +108,74 @@ class AccountResources implements ResourceView {
   }
 
   list({ type, tags, limit, offset }: ResourceQuery): { data: Buffer[]; total: number } {
-    const matching =
-      type === undefined && tags.length === 0
-        ? this.ordered
-        : this.ordered.filter((record) => (type === undefined || record.type === type) && tags.every((tag) => record.tags.includes(tag)));
+    const candidates: ResourceRecord[][] = [];
+    if (type !== undefined) candidates.push(this.byType.get(type) ?? []);
+    for (const tag of tags) candidates.push(this.byTag.get(tag) ?? []);
+    let matching: readonly ResourceRecord[];
+    if (candidates.length === 0) matching = this.ordered;
+    else if (candidates.length === 1) matching = candidates[0]!;
+    else {
+      // Several filters: the fewest candidates, checked against the rest.
+      candidates.sort((a, b) => a.length - b.length);
+      matching = candidates[0]!.filter((record) => (type === undefined || record.type === type) && tags.every((tag) => record.tags.includes(tag)));
+    }
     return { data: matching.slice(offset, offset + limit).map((record) => record.json), total: matching.length };
   }
 
-  /** Applies the next event of the account; returns the change in weight. */
-  apply(event: Event): number {
-    this.lastEventId = event.id;
-    if (!event.type.startsWith('resource.')) return 0;
-    const resource = (event.data as { resource: Resource }).resource;
-    const existing = this.byId.get(resource.id);
-    let delta = existing ? -weightOf(existing) : 0;
-    if (event.type === 'resource.deleted') {
-      if (existing) {
-        this.byId.delete(resource.id);
-        this.ordered.splice(this.indexOf(existing), 1);
-      }
-      return delta;
+  /** Adds a record, or replaces the one of the same id (same creation). */
+  put(record: ResourceRecord): void {
+    const existing = this.byId.get(record.id);
+    this.byId.set(record.id, record);
+    place(this.ordered, record);
+    this.listOf(this.byType, record.type, record);
+    for (const tag of record.tags) this.listOf(this.byTag, tag, record);
+    if (existing) {
+      this.weight -= weightOf(existing);
+      if (existing.type !== record.type) this.unlist(this.byType, existing.type, existing);
+      for (const tag of existing.tags) if (!record.tags.includes(tag)) this.unlist(this.byTag, tag, existing);
     }
-    const record: ResourceRecord = {
+    this.weight += weightOf(record);
+  }
+
+  delete(id: string): void {
+    const existing = this.byId.get(id);
+    if (!existing) return;
+    this.byId.delete(id);
+    remove(this.ordered, existing);
+    this.unlist(this.byType, existing.type, existing);
+    for (const tag of existing.tags) this.unlist(this.byTag, tag, existing);
+    this.weight -= weightOf(existing);
+  }
+
+  private listOf(lists: Map<string, ResourceRecord[]>, key: string, record: ResourceRecord): void {
+    const list = lists.get(key);
+    if (list) place(list, record);
+    else lists.set(key, [record]);
+  }
+
+  private unlist(lists: Map<string, ResourceRecord[]>, key: string, record: ResourceRecord): void {
+    const list = lists.get(key);
+    if (!list) return;
+    remove(list, record);
+    if (list.length === 0) lists.delete(key);
+  }
+
+  /**
+   * Applies an event of the account. Replaying (events that the reads may already have seen, in
+   * order), an update of a resource not held is of one deleted later, and is skipped; following
+   * commits, it means the view is wrong: false, and the caller forgets the view.
+   */
+  apply(event: Event, replaying = false): boolean {
+    this.lastEventId = event.id;
+    if (!event.type.startsWith('resource.')) return true;
+    const resource = (event.data as { resource: Resource }).resource;
+    if (event.type === 'resource.deleted') {
+      this.delete(resource.id);
+      return true;
+    }
+    const existing = this.byId.get(resource.id);
+    if (!existing && event.type !== 'resource.created') return replaying;
+    this.put({
       id: resource.id,
       type: resource.type,
       tags: resource.tags,
@@ -95,48 +183,42 @@ class AccountResources implements ResourceView {
       // A resource's created event is where it stands in creation order.
       createdSeq: existing ? existing.createdSeq : event.id,
       json: ownBytes(resourceJson(resourceColumns(resource))),
-    };
-    this.byId.set(record.id, record);
-    if (existing) this.ordered[this.indexOf(existing)] = record;
-    else this.ordered.push(record);
-    delta += weightOf(record);
-    return delta;
-  }
-
-  private indexOf(record: ResourceRecord): number {
-    let low = 0;
-    let high = this.ordered.length - 1;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.ordered[middle]!.createdSeq < record.createdSeq) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    });
+    return true;
   }
 }
 
-interface Loading {
-  promise: Promise<ResourceView | undefined>;
-  /** The newest event of the account committed while it loads: past what it read, it is behind. */
-  newestAnnounced: number;
+/** An account being read: the events committed meanwhile wait here, to be applied once it is read. */
+interface Fill {
+  events: Event[];
+  /** Settles when the first chunk is read: the view when that was the whole account, else undefined. */
+  firstChunk: Promise<ResourceView | undefined>;
+  /** Past the first chunk: readers are answered by storage until the rest is read. */
+  background: boolean;
+  /** Set when what it read can no longer be trusted (another process wrote). */
+  abandoned: boolean;
 }
 
 export class InMemoryResourceReadModel implements ResourceReadModel {
-  private readonly views: SizedLru<string, AccountResources>;
-  private readonly loading = new Map<string, Loading>();
+  private readonly views: LRUCache<string, AccountResources>;
+  private readonly fills = new Map<string, Fill>();
   /**
    * Accounts found too large to keep, read from storage until the mark runs out; then they are
    * read once more, so an account that shrank is kept again. Bounded like everything held.
    */
   private readonly tooLarge: LRUCache<string, true>;
+  /** The most one account may take: a half of the budget, so that one account cannot push out all others. */
+  readonly maxViewBytes: number;
 
   constructor(
     private readonly load: LoadResources,
     private readonly externalWrites?: ExternalWrites,
     budget = RESOURCE_VIEWS_BUDGET,
     tooLargeRecheckMs = TOO_LARGE_RECHECK_MS,
+    private readonly chunk = LOAD_CHUNK,
   ) {
-    this.views = new SizedLru(budget);
+    this.maxViewBytes = Math.floor(budget / 2);
+    this.views = new LRUCache({ maxSize: budget, maxEntrySize: this.maxViewBytes, sizeCalculation: (view) => Math.max(1, view.weight) });
     this.tooLarge = new LRUCache({ max: TOO_LARGE_MARKS, ttl: tooLargeRecheckMs });
   }
 
@@ -145,36 +227,66 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     const view = this.views.get(accountId);
     if (view) return view;
     if (this.tooLarge.has(accountId)) return undefined;
-    let loading = this.loading.get(accountId);
-    if (!loading) {
-      const started: Loading = { promise: Promise.resolve(undefined), newestAnnounced: 0 };
-      started.promise = this.loadView(accountId, started);
-      this.loading.set(accountId, started);
-      loading = started;
-    }
-    return loading.promise;
+    const fill = this.fills.get(accountId);
+    if (fill) return fill.background ? undefined : fill.firstChunk;
+    if (this.fills.size >= CONCURRENT_FILLS) return undefined;
+    return this.startFill(accountId).firstChunk;
   }
 
   held(accountId: string): ResourceView | undefined {
     return this.views.peek(accountId);
   }
 
-  private async loadView(accountId: string, loading: Loading): Promise<ResourceView | undefined> {
+  private startFill(accountId: string): Fill {
+    const fill: Fill = { events: [], firstChunk: Promise.resolve(undefined), background: false, abandoned: false };
+    // Registered before the first read, so every event committed after what it reads is caught.
+    this.fills.set(accountId, fill);
+    let resolveFirst: (view: ResourceView | undefined) => void = () => {};
+    fill.firstChunk = new Promise((resolve) => (resolveFirst = resolve));
+    void this.runFill(accountId, fill, resolveFirst).then(
+      (view) => resolveFirst(view),
+      () => resolveFirst(undefined),
+    );
+    return fill;
+  }
+
+  private async runFill(accountId: string, fill: Fill, firstChunkRead: (view: undefined) => void): Promise<ResourceView | undefined> {
     try {
-      const { records, newestEventId } = await this.load(accountId, RESOURCES_PER_VIEW + 1);
-      const weight = records.reduce((sum, record) => sum + weightOf(record), 0);
-      if (records.length > RESOURCES_PER_VIEW || weight > this.views.budget / 4) {
-        // The read stopped at the limit, so it is not the whole account: storage answers instead.
+      const first = await this.load(accountId, this.chunk);
+      const view = new AccountResources(first.newestEventId);
+      let records = first.records;
+      while (!fill.abandoned) {
+        for (const record of records) view.put(record);
+        if (records.length < this.chunk) break;
+        if (view.weight > this.maxViewBytes) {
+          this.tooLarge.set(accountId, true);
+          return undefined;
+        }
+        if (!fill.background) {
+          // More than one chunk: readers are answered by storage (its counts and indexes make that
+          // fast too) while the rest is read a chunk at a time, letting requests through between.
+          fill.background = true;
+          firstChunkRead(undefined);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+        records = (await this.load(accountId, this.chunk, records.at(-1)!.createdSeq)).records;
+      }
+      if (fill.abandoned) return undefined;
+      if (view.weight > this.maxViewBytes) {
         this.tooLarge.set(accountId, true);
         return undefined;
       }
-      const view = new AccountResources(newestEventId, records);
-      if (loading.newestAnnounced <= newestEventId) this.views.set(accountId, view, weight);
-      // A consistent snapshot taken after the requests waiting for it arrived: right for them
-      // even when a later commit keeps it from being kept.
+      // The reads stood at the newest event or later; the events since, in order, bring every
+      // resource to its latest state whatever each read saw. A gap: an event was not announced here.
+      for (const event of fill.events) {
+        if (event.id <= view.lastEventId) continue;
+        if (event.id !== view.lastEventId + 1) return undefined;
+        view.apply(event, true);
+      }
+      this.views.set(accountId, view);
       return view;
     } finally {
-      if (this.loading.get(accountId) === loading) this.loading.delete(accountId);
+      if (this.fills.get(accountId) === fill) this.fills.delete(accountId);
     }
   }
 
@@ -182,30 +294,27 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
   private forgetIfWrittenElsewhere(): void {
     if (!this.externalWrites?.happened()) return;
     this.views.clear();
-    for (const loading of this.loading.values()) loading.newestAnnounced = Infinity;
-    this.loading.clear();
+    for (const fill of this.fills.values()) fill.abandoned = true;
+    this.fills.clear();
   }
 
   committed(accountId: string, events: readonly Event[]): void {
-    const loading = this.loading.get(accountId);
-    if (loading) {
-      loading.newestAnnounced = Math.max(loading.newestAnnounced, events.at(-1)?.id ?? 0);
-      // Requests from now on must see these events: they start a new read instead of joining this one.
-      this.loading.delete(accountId);
-    }
+    this.fills.get(accountId)?.events.push(...events);
     const view = this.views.peek(accountId);
     if (!view) return;
-    let delta = 0;
     for (const event of events) {
       if (event.id <= view.lastEventId) continue;
-      if (event.id !== view.lastEventId + 1) {
-        // An event this process has not been told of yet lies in between: read the account again.
+      // A gap (an event this process has not been told of lies in between) or an event that does
+      // not fit what is held: read the account again.
+      if (event.id !== view.lastEventId + 1 || !view.apply(event)) {
         this.views.delete(accountId);
         return;
       }
-      delta += view.apply(event);
     }
-    this.views.resize(accountId, delta);
+    // Its new size (lru-cache measures a value again only when it is set anew); past the most one
+    // account may take, it is not set again, and the account is read again when asked for.
+    this.views.delete(accountId);
+    this.views.set(accountId, view);
   }
 }
 

@@ -92,11 +92,13 @@ export class ResourcesService {
     private readonly events: EventsService,
     readModel: (load: LoadResources) => ResourceReadModel,
   ) {
-    this.views = readModel((accountId, limit) =>
-      db.transaction().execute(async (trx) => ({
-        newestEventId: await events.newestId(accountId, trx),
-        records: await resourceRecords(trx, accountId, limit),
-      })),
+    this.views = readModel(async (accountId, limit, afterSeq) =>
+      afterSeq === undefined
+        ? db.transaction().execute(async (trx) => ({
+            newestEventId: await events.newestId(accountId, trx),
+            records: await resourceRecords(trx, accountId, limit),
+          }))
+        : { newestEventId: 0, records: await resourceRecords(db, accountId, limit, afterSeq) },
     );
     events.onCommit((accountId, committed) => this.views.committed(accountId, committed));
   }
@@ -183,7 +185,7 @@ export class ResourcesService {
       (field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]),
     );
     // The account row is locked by the event transaction, so the version cannot have moved.
-    if (!(await updateResource(writer.trx, accountId, next, current.version, changed.includes('tags')))) {
+    if (!(await updateResource(writer.trx, accountId, next, current.version, changed.includes('tags') ? current.tags : undefined))) {
       throw new Error(`resource ${id} changed during its own update`);
     }
     await writer.append('resource.updated', { resource: next, changed });
@@ -195,7 +197,7 @@ export class ResourcesService {
       const current = await this.currentWithin(writer, id);
       if (!current) throw notFound('Resource');
       checkPrecondition(current, precondition);
-      await deleteResource(writer.trx, accountId, id);
+      await deleteResource(writer.trx, accountId, current);
       await writer.append('resource.deleted', { resource: current });
     });
   }

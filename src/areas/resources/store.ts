@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 import { ownBytes } from '../../platform/json-body.js';
@@ -34,20 +35,70 @@ function toResource(row: ResourceColumns): Resource {
   };
 }
 
-async function writeTags(db: Executor, accountId: string, resourceId: string, tags: string[]): Promise<void> {
+/** A row per tag, with the resource's place in creation order so that a tag's list is one index range. */
+async function writeTags(db: Executor, accountId: string, resourceId: string, tags: string[], createdSeq: number | RawBuilder<number>): Promise<void> {
   if (tags.length === 0) return;
   await db
     .insertInto('resource_tags')
-    .values(tags.map((tag) => ({ resource_id: resourceId, account_id: accountId, tag })))
+    .values(tags.map((tag) => ({ resource_id: resourceId, account_id: accountId, tag, created_seq: createdSeq })))
     .execute();
 }
+
+type CountChange = { kind: 'type' | 'tag'; name: string; delta: number } | { kind: ''; name: ''; delta: number };
+type CountParams = { accountId: string } & Record<`kind${number}` | `name${number}`, string> & Record<`delta${number}`, number>;
+
+/** One upsert per number of counts changed, compiled once each. */
+const countUpserts = new Map<number, PreparedQuery<CountParams, unknown>>();
+
+function countUpsert(rows: number): PreparedQuery<CountParams, unknown> {
+  let query = countUpserts.get(rows);
+  if (!query) {
+    query = prepare((db, p: CountParams) =>
+      db
+        .insertInto('resource_counts')
+        .values(
+          Array.from({ length: rows }, (_, index) => ({
+            account_id: p.accountId,
+            kind: p[`kind${index}`] as '',
+            name: p[`name${index}`] as string,
+            count: p[`delta${index}`] as number,
+          })),
+        )
+        .onConflict((conflict) =>
+          conflict.columns(['account_id', 'kind', 'name']).doUpdateSet((eb) => ({ count: eb('resource_counts.count', '+', eb.ref('excluded.count')) })),
+        ),
+    );
+    countUpserts.set(rows, query);
+  }
+  return query;
+}
+
+/** Adds each change to the account's kept counts (migration 0010), in the caller's transaction; one statement. */
+async function changeCounts(db: Executor, accountId: string, changes: CountChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  const params = { accountId } as CountParams;
+  changes.forEach((change, index) => {
+    params[`kind${index}`] = change.kind;
+    params[`name${index}`] = change.name;
+    params[`delta${index}`] = change.delta;
+  });
+  await countUpsert(changes.length).execute(db, params);
+}
+
+/** The counts a resource of `type` with `tags` takes part in, each changed by `delta`. */
+const countsOf = (type: string, tags: readonly string[], delta: number): CountChange[] => [
+  { kind: '', name: '', delta },
+  { kind: 'type', name: type, delta },
+  ...tags.map((tag) => ({ kind: 'tag' as const, name: tag, delta })),
+];
 
 export async function insertResource(db: Executor, accountId: string, resource: Resource, createdSeq: number): Promise<void> {
   await db
     .insertInto('resources')
     .values({ ...resourceColumns(resource), account_id: accountId, created_seq: createdSeq })
     .execute();
-  await writeTags(db, accountId, resource.id, resource.tags);
+  await writeTags(db, accountId, resource.id, resource.tags, createdSeq);
+  await changeCounts(db, accountId, countsOf(resource.type, resource.tags, 1));
 }
 
 const resourceById = prepare((db, p: { accountId: string; id: string }) =>
@@ -76,8 +127,8 @@ const updateIfVersion = prepare((db, p: StoredValues & { accountId: string; id: 
     .where('version', '=', p.expectedVersion),
 );
 
-/** Writes the new values if the stored version is still `expectedVersion`; false otherwise. */
-export async function updateResource(db: Executor, accountId: string, resource: Resource, expectedVersion: number, tagsChanged: boolean): Promise<boolean> {
+/** Writes the new values if the stored version is still `expectedVersion`; false otherwise. `previousTags` when the tags changed. */
+export async function updateResource(db: Executor, accountId: string, resource: Resource, expectedVersion: number, previousTags: readonly string[] | undefined): Promise<boolean> {
   const columns = resourceColumns(resource);
   const updated = await updateIfVersion.affected(db, {
     accountId,
@@ -91,17 +142,25 @@ export async function updateResource(db: Executor, accountId: string, resource: 
     updatedAt: columns.updated_at,
   });
   if (updated === 0) return false;
-  if (tagsChanged) {
+  if (previousTags) {
     await db.deleteFrom('resource_tags').where('resource_id', '=', resource.id).execute();
-    await writeTags(db, accountId, resource.id, resource.tags);
+    await writeTags(db, accountId, resource.id, resource.tags, sql<number>`(select created_seq from resources where id = ${resource.id})`);
+    const removed = previousTags.filter((tag) => !resource.tags.includes(tag));
+    const added = resource.tags.filter((tag) => !previousTags.includes(tag));
+    await changeCounts(db, accountId, [
+      ...removed.map((tag) => ({ kind: 'tag' as const, name: tag, delta: -1 })),
+      ...added.map((tag) => ({ kind: 'tag' as const, name: tag, delta: 1 })),
+    ]);
   }
   return true;
 }
 
-export async function deleteResource(db: Executor, accountId: string, id: string): Promise<void> {
+/** Deletes the resource as the caller read it in this transaction (its type and tags leave the counts). */
+export async function deleteResource(db: Executor, accountId: string, resource: Pick<Resource, 'id' | 'type' | 'tags'>): Promise<void> {
   // Tags go with it (foreign key cascade); deleting them first keeps SQLite without foreign keys right too.
-  await db.deleteFrom('resource_tags').where('resource_id', '=', id).execute();
-  await db.deleteFrom('resources').where('id', '=', id).where('account_id', '=', accountId).execute();
+  await db.deleteFrom('resource_tags').where('resource_id', '=', resource.id).execute();
+  const deleted = await db.deleteFrom('resources').where('id', '=', resource.id).where('account_id', '=', accountId).executeTakeFirst();
+  if (Number(deleted.numDeletedRows) > 0) await changeCounts(db, accountId, countsOf(resource.type, resource.tags, -1));
 }
 
 export interface ResourceQuery {
@@ -114,42 +173,114 @@ export interface ResourceQuery {
 type ListParams = { accountId: string; type: string; limit: number; offset: number } & Record<`tag${number}`, string>;
 interface ListQueries {
   page: PreparedQuery<ListParams, ResourceColumns>;
+  /** A page past the first: without tags, it reads the index alone up to its first row. */
+  deepPage: PreparedQuery<ListParams, ResourceColumns>;
+  /** Counted over the rows; only for filters whose count is not kept (a type with a tag, several tags). */
   count: PreparedQuery<ListParams, { total: number }>;
 }
 
-/** One pair of prepared queries per shape of filter: with or without a type, and how many tags. */
+/** One set of prepared queries per shape of filter: with or without a type, and how many tags. */
 const listQueries = new Map<string, ListQueries>();
 
 function listQueriesFor(byType: boolean, tagCount: number): ListQueries {
   const shape = `${byType}:${tagCount}`;
   let queries = listQueries.get(shape);
-  if (!queries) {
+  if (queries) return queries;
+  if (tagCount === 0) {
     const filtered = (db: Executor, p: ListParams) => {
-      let base = db.selectFrom('resources').where('account_id', '=', p.accountId);
-      if (byType) base = base.where('type', '=', p.type);
-      for (let index = 0; index < tagCount; index++) {
-        base = base.where('id', 'in', (eb) =>
-          eb.selectFrom('resource_tags').select('resource_id').where('account_id', '=', p.accountId).where('tag', '=', p[`tag${index}`] as string),
+      const base = db.selectFrom('resources').where('account_id', '=', p.accountId);
+      return byType ? base.where('type', '=', p.type) : base;
+    };
+    queries = {
+      page: prepare((db, p: ListParams) => filtered(db, p).select(COLUMNS).orderBy('created_seq').limit(p.limit).offset(p.offset)),
+      // The first row of the page found on the index of (account_id[, type], created_seq) alone,
+      // then only the page's rows read: the skipped rows themselves are never fetched.
+      deepPage: prepare((db, p: ListParams) =>
+        filtered(db, p)
+          .select(COLUMNS)
+          .where('created_seq', '>=', (eb) => {
+            const skipped = eb.selectFrom('resources as skipped').select('skipped.created_seq').where('skipped.account_id', '=', p.accountId);
+            return (byType ? skipped.where('skipped.type', '=', p.type) : skipped).orderBy('skipped.created_seq').limit(1).offset(p.offset);
+          })
+          .orderBy('created_seq')
+          .limit(p.limit),
+      ),
+      count: prepare((db, p: ListParams) => filtered(db, p).select((eb) => eb.fn.countAll<number>().as('total'))),
+    };
+  } else {
+    // Led by the first tag's rows, in creation order on the index of (account_id, tag, created_seq);
+    // a type or further tags are checked on each of them.
+    const filtered = (db: Executor, p: ListParams) => {
+      let base = db
+        .selectFrom('resource_tags as led')
+        .innerJoin('resources', 'resources.id', 'led.resource_id')
+        .where('led.account_id', '=', p.accountId)
+        .where('led.tag', '=', p.tag0 as string);
+      if (byType) base = base.where('resources.type', '=', p.type);
+      for (let index = 1; index < tagCount; index++) {
+        base = base.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('resource_tags as also')
+              .select('also.tag')
+              .whereRef('also.resource_id', '=', 'resources.id')
+              .where('also.tag', '=', p[`tag${index}`] as string),
+          ),
         );
       }
       return base;
     };
+    const page = prepare((db, p: ListParams) => filtered(db, p).select(COLUMNS).orderBy('led.created_seq').limit(p.limit).offset(p.offset));
     queries = {
-      page: prepare((db, p: ListParams) => filtered(db, p).select(COLUMNS).orderBy('created_seq').limit(p.limit).offset(p.offset)),
+      page,
+      // One tag alone: its index answers where the page starts, as above.
+      deepPage:
+        byType || tagCount > 1
+          ? page
+          : prepare((db, p: ListParams) =>
+              filtered(db, p)
+                .select(COLUMNS)
+                .where('led.created_seq', '>=', (eb) =>
+                  eb
+                    .selectFrom('resource_tags as skipped')
+                    .select('skipped.created_seq')
+                    .where('skipped.account_id', '=', p.accountId)
+                    .where('skipped.tag', '=', p.tag0 as string)
+                    .orderBy('skipped.created_seq')
+                    .limit(1)
+                    .offset(p.offset),
+                )
+                .orderBy('led.created_seq')
+                .limit(p.limit),
+            ),
       count: prepare((db, p: ListParams) => filtered(db, p).select((eb) => eb.fn.countAll<number>().as('total'))),
     };
-    listQueries.set(shape, queries);
   }
+  listQueries.set(shape, queries);
   return queries;
+}
+
+const keptCount = prepare((db, p: { accountId: string; kind: string; name: string }) =>
+  db.selectFrom('resource_counts').select('count').where('account_id', '=', p.accountId).where('kind', '=', p.kind as '').where('name', '=', p.name),
+);
+
+/** How many resources match: a kept count (the whole account, a type, a tag) when there is one, else counted. */
+async function countMatching(db: Executor, accountId: string, query: ResourceQuery, queries: ListQueries, params: ListParams): Promise<number> {
+  const { type, tags } = query;
+  const kept =
+    tags.length === 0 ? (type === undefined ? { kind: '', name: '' } : { kind: 'type', name: type }) : tags.length === 1 && type === undefined ? { kind: 'tag', name: tags[0]! } : undefined;
+  if (kept) return Number((await keptCount.first(db, { accountId, ...kept }))?.count ?? 0);
+  return Number((await queries.count.first(db, params))?.total ?? 0);
 }
 
 /** A page of resources in creation order, each as JSON (resourceJson, UTF-8), and how many match in all. */
 export async function listResourcesJson(db: Executor, accountId: string, query: ResourceQuery): Promise<{ data: Buffer[]; total: number }> {
-  const { page, count } = listQueriesFor(query.type !== undefined, query.tags.length);
+  const queries = listQueriesFor(query.type !== undefined, query.tags.length);
   const params = { accountId, type: query.type ?? '', limit: query.limit, offset: query.offset } as ListParams;
   query.tags.forEach((tag, index) => (params[`tag${index}`] = tag));
-  const [rows, counted] = await Promise.all([page.rows(db, params), count.first(db, params)]);
-  return { data: rows.map((row) => Buffer.from(resourceJson(row))), total: Number(counted?.total ?? 0) };
+  const page = query.offset === 0 ? queries.page : queries.deepPage;
+  const [rows, total] = await Promise.all([page.rows(db, params), countMatching(db, accountId, query, queries, params)]);
+  return { data: rows.map((row) => Buffer.from(resourceJson(row))), total };
 }
 
 /** A resource as the in-memory read model keeps it: what lists filter and order on, and its API JSON. */
@@ -164,12 +295,13 @@ export interface ResourceRecord {
   json: Buffer;
 }
 
-/** The account's first `limit` resources in creation order, as records. */
-export async function resourceRecords(db: Executor, accountId: string, limit: number): Promise<ResourceRecord[]> {
+/** The account's first `limit` resources in creation order (created after `afterSeq`), as records. */
+export async function resourceRecords(db: Executor, accountId: string, limit: number, afterSeq = 0): Promise<ResourceRecord[]> {
   const rows = await db
     .selectFrom('resources')
     .select([...COLUMNS, 'created_seq'])
     .where('account_id', '=', accountId)
+    .where('created_seq', '>', afterSeq)
     .orderBy('created_seq')
     .limit(limit)
     .execute();

@@ -8,6 +8,7 @@ import * as developerSessions from './0006_developer_sessions.js';
 import * as schedules from './0007_schedules.js';
 import * as connectionExpiry from './0008_connection_expiry.js';
 import * as creationOrder from './0009_creation_order.js';
+import * as resourceCounts from './0010_resource_counts.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_schedules': schedules,
   '0008_connection_expiry': connectionExpiry,
   '0009_creation_order': creationOrder,
+  '0010_resource_counts': resourceCounts,
 };
