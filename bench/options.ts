@@ -30,6 +30,10 @@ export interface Options {
   logLevel: string;
   /** Run the server with its metrics on (METRICS_PORT), to measure what they cost. */
   metrics: boolean;
+  /** Instead of the table: the rows with and without metrics, alternating (bench/metrics-overhead.ts). */
+  metricsOverhead: boolean;
+  /** --metrics-overhead: pairs of measurements per row. */
+  rounds: number;
   out: string;
   /** Start the server with --cpu-prof; the profile lands beside the results. */
   profile: boolean;
@@ -59,6 +63,9 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
   --seed-updates N         updates (events) written before measuring   (default 2800)
   --log-level L            the server's LOG_LEVEL                      (BENCH_LOG_LEVEL, default info)
   --metrics                the server with its metrics on (METRICS_PORT; BENCH_METRICS=1), to compare
+  --metrics-overhead       instead of the table: GET, list and PATCH against a server with metrics and one
+                           without, alternating, and each row's ratio (bench/metrics-overhead.ts)
+  --rounds N               --metrics-overhead: pairs of measurements per row  (BENCH_ROUNDS, default 4; smoke 2)
   --out FILE               JSON results       (BENCH_OUT, default bench/results/latest.json; smoke: smoke.json)
   --profile                run the server with --cpu-prof; profile written beside the results
   --keep                   keep the temporary database and server log
@@ -115,6 +122,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'seed-updates': { type: 'string' },
       'log-level': { type: 'string' },
       metrics: { type: 'boolean', default: false },
+      'metrics-overhead': { type: 'boolean', default: false },
+      rounds: { type: 'string' },
       out: { type: 'string' },
       profile: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
@@ -141,6 +150,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     seedUpdates: positive('--seed-updates', pick(values['seed-updates'], 'BENCH_SEED_UPDATES'), smoke ? 200 : 2800, true),
     logLevel: pick(values['log-level'], 'BENCH_LOG_LEVEL') ?? 'info',
     metrics: values.metrics || env.BENCH_METRICS === '1',
+    metricsOverhead: values['metrics-overhead'],
+    rounds: positive('--rounds', pick(values.rounds, 'BENCH_ROUNDS'), smoke ? 2 : 4, true),
     out: pick(values.out, 'BENCH_OUT') ?? (smoke ? 'bench/results/smoke.json' : 'bench/results/latest.json'),
     profile: values.profile,
     keep: values.keep,
@@ -150,6 +161,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (!['auto', 'none'].includes(options.postgres) && !/^postgres(ql)?:\/\//.test(options.postgres)) {
     throw new Error(`--postgres must be auto, none or a postgres:// URL, got "${options.postgres}"`);
   }
+  if (options.metricsOverhead && options.rounds < 2) throw new Error('--rounds must be at least 2 (each server goes first once)');
   if (options.connections < 1) throw new Error('--connections must be at least 1');
   if (options.duration <= 0) throw new Error('--duration must be positive');
   if (options.streamDuration <= 0) throw new Error('--stream-duration must be positive');

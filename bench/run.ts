@@ -13,6 +13,7 @@ import { installCleanup, killAll, rssMb, sleep, stop } from './children.js';
 import { parseOptions, USAGE, type Options } from './options.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { measureHttpRows } from './http-rows.js';
+import { measureMetricsOverhead, OVERHEAD_ROWS } from './metrics-overhead.js';
 import { log, markdownTable, round, type Row } from './results.js';
 import { CLI, launchDevdata, ROOT, type Server } from './server.js';
 import { measureStreamRows } from './stream-rows.js';
@@ -20,6 +21,7 @@ import { webhookRow } from './webhook-row.js';
 
 function timeBudgetSeconds(options: Options): number {
   if (options.timeout > 0) return options.timeout;
+  if (options.metricsOverhead) return Math.ceil(180 + OVERHEAD_ROWS.length * options.rounds * 2 * (options.duration + options.warmup + 20));
   const httpRows = options.rows.length === 0 ? 0 : options.rows.length + 4; // the baseline twice, and its two floors
   const streamCost = options.streamScenarios.reduce((sum, spec) => sum + 2 * (options.streamDuration + options.drainTimeout + 60 + spec.streams / 20), 0);
   const webhookCost = options.webhookRate > 0 ? 2 * options.webhookDuration + options.drainTimeout + 60 : 0;
@@ -56,6 +58,18 @@ async function main(): Promise<void> {
   if (options.profile) mkdirSync(profileDir, { recursive: true });
   const workDir = mkdtempSync(join(tmpdir(), 'devdata-bench-'));
   const started = Date.now();
+  if (options.metricsOverhead) {
+    try {
+      const { table, outPath: written } = await measureMetricsOverhead(options, options.rounds, workDir);
+      console.log(`\n${table}\n`);
+      log(`results written to ${written}`);
+    } finally {
+      if (options.keep) log(`kept ${workDir} (databases, server logs)`);
+      else rmSync(workDir, { recursive: true, force: true });
+    }
+    clearTimeout(deadline);
+    return;
+  }
   const loadAverageAtStart = loadavg().map((value) => round(value, 2));
   const rows: Row[] = [];
   let postgresDescription: string | null = null;
