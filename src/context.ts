@@ -13,7 +13,7 @@ import { InProcessEventBus, NotifyingEventBus, type EventBus } from './areas/eve
 import { BatchedRateLimitCounter } from './storage/rate-limit-counter.js';
 import { ExternalWrites } from './storage/external-writes.js';
 import { EventsService } from './areas/events/service.js';
-import { InMemoryRecentEvents, NoRecentEvents } from './areas/events/recent.js';
+import { InMemoryRecentEvents } from './areas/events/recent.js';
 import { InMemoryOlderEvents } from './areas/events/older.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
@@ -104,7 +104,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const oneProcess = storage.backend === 'sqlite';
   // A SQLite file still notices another process's commits (a second server started by mistake).
   const externalWrites = () => new ExternalWrites(storage.dataVersion!);
-  const recentEvents = oneProcess ? new InMemoryRecentEvents(config.eventRetention, externalWrites()) : new NoRecentEvents();
+  const recentEvents = new InMemoryRecentEvents(config.eventRetention, oneProcess ? { externalWrites: externalWrites() } : { shared: true });
   const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents, oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined);
   // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
   const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });

@@ -65,7 +65,7 @@ describe('InMemoryRecentEvents', () => {
 
   it('forgets the least recently used accounts past its memory budget', () => {
     const big = (id: number): Event => ({ id, type: 'custom.big', data: { text: 'x'.repeat(1000) }, createdAt: '2026-11-23T10:00:00.000Z' });
-    const recent = new InMemoryRecentEvents(10_000, undefined, 5_000);
+    const recent = new InMemoryRecentEvents(10_000, { budget: 5_000 });
     recent.committed('acc_1', [big(1), big(2)]);
     recent.committed('acc_2', [big(1), big(2)]);
     expect(recent.after('acc_1', 0, 10, undefined)).toBeDefined();
@@ -74,6 +74,26 @@ describe('InMemoryRecentEvents', () => {
     expect(recent.after('acc_2', 0, 10, undefined)).toBeUndefined();
     expect(ids(recent.after('acc_1', 0, 10, undefined))).toEqual([1, 2]);
     expect(ids(recent.after('acc_3', 0, 10, undefined))).toEqual([1, 2]);
+  });
+});
+
+describe('InMemoryRecentEvents shared by several processes (PostgreSQL)', () => {
+  it('answers only up to the newest id storage gave, and only when it holds every event up to it', () => {
+    const recent = new InMemoryRecentEvents(10_000, { shared: true });
+    expect(recent.needsNewestFromStorage).toBe(true);
+    recent.committed('acc_1', events(1, 10));
+    // Its own memory is not the newest a reader may trust: another process may have written more.
+    expect(recent.newest('acc_1')).toBeUndefined();
+    expect(ids(recent.after('acc_1', 5, 100, undefined, 10))).toEqual([6, 7, 8, 9, 10]);
+    expect(recent.after('acc_1', 5, 100, undefined, 10)?.newest).toBe(10);
+    // Storage already has 12 (another process committed 11 and 12): storage answers.
+    expect(recent.after('acc_1', 5, 100, undefined, 12)).toBeUndefined();
+    // This process's next commit is 13: a new run starts there, the page from 5 is storage's.
+    recent.committed('acc_1', events(13, 14));
+    expect(recent.after('acc_1', 5, 100, undefined, 14)).toBeUndefined();
+    expect(ids(recent.after('acc_1', 12, 100, undefined, 14))).toEqual([13, 14]);
+    // A newest id read before this process's commit was applied: nothing past it is served.
+    expect(ids(recent.after('acc_1', 12, 100, undefined, 13))).toEqual([13]);
   });
 });
 

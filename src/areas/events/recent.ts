@@ -3,10 +3,13 @@
 // stepping through 100 stored events was most of an event page's cost (measured with npm run bench).
 // Filled from commits only, never from storage: an account's run of events starts at the first
 // commit this process sees and stays gapless, so a read that starts inside the run is complete.
-// One process (SQLite) keeps them; several (PostgreSQL) cannot see each other's commits, so there
-// every read goes to storage.
+// One process (SQLite) answers from them alone. Several (PostgreSQL) keep them too, but another
+// process may have committed what this one has not been told of: there the reader first asks
+// storage for the account's newest id (one indexed row), and memory answers only when it holds
+// every event up to that id; otherwise storage answers as before. Each account's run is an entry
+// of an lru-cache sized by its JSON bytes.
+import { LRUCache } from 'lru-cache';
 import { ownBytes } from '../../platform/json-body.js';
-import { SizedLru } from '../../platform/sized-lru.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import { eventJson, type Event } from './event.js';
@@ -29,9 +32,13 @@ export interface RecentEvents {
   committed(accountId: string, events: readonly Event[]): void;
   /**
    * Up to `limit` events with id > `after` (of the type, if given) and the newest id known, or
-   * undefined when memory does not hold every event after `after`: then storage answers.
+   * undefined when memory does not hold every event after `after`: then storage answers. With
+   * `upTo` (the newest id read from storage), only when memory holds every event up to it too,
+   * and none after it.
    */
-  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined): { newest: number; events: RecentEvent[] } | undefined;
+  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined, upTo?: number): { newest: number; events: RecentEvent[] } | undefined;
+  /** Several processes: a reader reads the newest id from storage first and passes it as `upTo`. */
+  readonly needsNewestFromStorage: boolean;
   /** The account's newest committed event id when memory knows it (this process has seen its commits). */
   newest(accountId: string): number | undefined;
 }
@@ -44,6 +51,8 @@ interface Entry extends RecentEvent {
 class Run {
   private entries: Entry[] = [];
   private start = 0;
+  /** What the run weighs in the cache: its JSON and a fixed cost per entry. */
+  weight = 0;
 
   constructor(private readonly capacity: number) {}
 
@@ -55,13 +64,13 @@ class Run {
     return this.entries[this.entries.length - 1]!.id;
   }
 
-  /** Appends an event; returns the weight added (negative when the oldest fell out). */
-  push(entry: Entry): number {
+  /** Appends an event, dropping the oldest past the capacity. */
+  push(entry: Entry): void {
     this.entries.push(entry);
-    let delta = entry.json.length + ENTRY_OVERHEAD;
+    this.weight += entry.json.length + ENTRY_OVERHEAD;
     if (this.entries.length - this.start > this.capacity) {
       const dropped = this.entries[this.start]!;
-      delta -= dropped.json.length + ENTRY_OVERHEAD;
+      this.weight -= dropped.json.length + ENTRY_OVERHEAD;
       this.start++;
       // Compacting now and then keeps the array from growing while each push stays cheap.
       if (this.start >= this.capacity) {
@@ -69,7 +78,6 @@ class Run {
         this.start = 0;
       }
     }
-    return delta;
   }
 
   /** Whether every event after `after` is here. */
@@ -77,28 +85,37 @@ class Run {
     return after >= this.firstId - 1;
   }
 
-  after(after: number, limit: number, type: TypeFilter | undefined): RecentEvent[] {
+  after(after: number, limit: number, type: TypeFilter | undefined, upTo = Number.POSITIVE_INFINITY): RecentEvent[] {
     const found: RecentEvent[] = [];
     for (let index = this.start + Math.max(0, after + 1 - this.firstId); index < this.entries.length && found.length < limit; index++) {
       const entry = this.entries[index]!;
+      if (entry.id > upTo) break;
       if (matchesTypeFilter(entry.type, type)) found.push(entry);
     }
     return found;
   }
 }
 
-export class InMemoryRecentEvents implements RecentEvents {
-  private readonly runs: SizedLru<string, Run>;
-  private readonly capacity: number;
+export interface RecentEventsOptions {
+  /** SQLite: another process's commits to the same file (then everything is dropped). */
+  externalWrites?: ExternalWrites;
+  /** PostgreSQL: other processes commit too, so readers confirm the newest id with storage. */
+  shared?: boolean;
+  budget?: number;
+}
 
-  constructor(
-    retention: number,
-    private readonly externalWrites?: ExternalWrites,
-    budget = RECENT_EVENTS_BUDGET,
-  ) {
+export class InMemoryRecentEvents implements RecentEvents {
+  private readonly runs: LRUCache<string, Run>;
+  private readonly capacity: number;
+  private readonly externalWrites: ExternalWrites | undefined;
+  readonly needsNewestFromStorage: boolean;
+
+  constructor(retention: number, options: RecentEventsOptions = {}) {
     // Never more than the log keeps: an event this holds is one storage still has.
     this.capacity = Math.max(1, Math.min(RECENT_EVENTS_PER_ACCOUNT, retention));
-    this.runs = new SizedLru(budget);
+    this.externalWrites = options.externalWrites;
+    this.needsNewestFromStorage = options.shared ?? false;
+    this.runs = new LRUCache<string, Run>({ maxSize: options.budget ?? RECENT_EVENTS_BUDGET, sizeCalculation: (run) => Math.max(1, run.weight) });
   }
 
   committed(accountId: string, events: readonly Event[]): void {
@@ -107,14 +124,12 @@ export class InMemoryRecentEvents implements RecentEvents {
       if (run && event.id <= run.newest) continue;
       // A commit this process has not been told of yet (or has forgotten) lies before this event:
       // a new run starts here, so the events held stay consecutive.
-      if (!run || event.id !== run.newest + 1) {
-        run = new Run(this.capacity);
-        this.runs.set(accountId, run, 0);
-      }
-      this.runs.resize(accountId, run.push({ id: event.id, type: event.type, json: ownBytes(eventJson(event)) }));
+      if (!run || event.id !== run.newest + 1) run = new Run(this.capacity);
+      run.push({ id: event.id, type: event.type, json: ownBytes(eventJson(event)) });
     }
-    // Touched last: the account that wrote most recently is the last to be forgotten.
-    this.runs.get(accountId);
+    // Set again with its new weight, and last: the account that wrote most recently is the last
+    // to be forgotten (a run heavier than the whole budget is not kept).
+    if (run) this.runs.set(accountId, run);
   }
 
   /** Another process appended events this one was not told of: none of the runs can be trusted. */
@@ -124,19 +139,25 @@ export class InMemoryRecentEvents implements RecentEvents {
 
   newest(accountId: string): number | undefined {
     this.dropIfWrittenElsewhere();
-    return this.runs.peek(accountId)?.newest;
+    // Several processes: what this one has seen need not be the newest.
+    return this.needsNewestFromStorage ? undefined : this.runs.peek(accountId)?.newest;
   }
 
-  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined): { newest: number; events: RecentEvent[] } | undefined {
+  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined, upTo?: number): { newest: number; events: RecentEvent[] } | undefined {
     this.dropIfWrittenElsewhere();
     const run = this.runs.get(accountId);
     if (!run || !run.covers(after)) return undefined;
-    return { newest: run.newest, events: run.after(after, limit, type) };
+    if (upTo === undefined) return { newest: run.newest, events: run.after(after, limit, type) };
+    // Storage knows of commits this process has not seen: it answers.
+    if (run.newest < upTo) return undefined;
+    return { newest: upTo, events: run.after(after, limit, type, upTo) };
   }
 }
 
 /** For several processes sharing storage: nothing is kept, every read goes to storage. */
 export class NoRecentEvents implements RecentEvents {
+  readonly needsNewestFromStorage = false;
+
   committed(): void {}
 
   newest(): undefined {

@@ -131,14 +131,16 @@ export class EventsService {
     // One more than the page, to know whether there are more.
     let rows: RecentEvent[];
     let newest: number;
-    const recent = this.recent.after(accountId, query.after, query.limit + 1, query.type);
+    // Several processes: the newest id comes from storage, and memory answers only up to it.
+    const confirmed = this.recent.needsNewestFromStorage ? await this.checkCursor(accountId, query.after) : undefined;
+    const recent = this.recent.after(accountId, query.after, query.limit + 1, query.type, confirmed);
     if (recent) {
       ({ newest, events: rows } = recent);
       this.checkCursorAgainst(query.after, newest);
     } else {
       // The newest id is known (from memory, else storage) before the events are read: an event
       // committed in between is then either in the page or after the cursor, never skipped.
-      const known = this.recent.newest(accountId);
+      const known = confirmed ?? this.recent.newest(accountId);
       if (known === undefined) newest = await this.checkCursor(accountId, query.after);
       else this.checkCursorAgainst(query.after, (newest = known));
       const older = this.older.after(accountId, query.after, query.limit + 1, query.type, newest);
