@@ -188,7 +188,7 @@ describe('InMemoryResourceReadModel', () => {
 
   it('leaves an account larger than half its budget to storage, and keeps it again once it has shrunk', async () => {
     const storage = accountOf(40);
-    const weight = storage.state.records[0]!.json.length + 400;
+    const weight = storage.state.records[0]!.json.length + 420;
     // Half the budget holds 30 resources.
     const model = new InMemoryResourceReadModel(storage.load, undefined, weight * 60, 300, 10);
     expect(await model.view('acc_1')).toBeUndefined();
@@ -205,7 +205,7 @@ describe('InMemoryResourceReadModel', () => {
 
   it('forgets an account that grows past half its budget as it follows its commits', async () => {
     const storage = accountOf(5);
-    const weight = storage.state.records[0]!.json.length + 400;
+    const weight = storage.state.records[0]!.json.length + 420;
     const model = new InMemoryResourceReadModel(storage.load, undefined, weight * 17 + 10, undefined, 10);
     await viewOf(model);
     model.committed('acc_1', [6, 7, 8].map((id) => resourceEvent(id, 'resource.created', resource(`res_${id}`))));

@@ -13,8 +13,11 @@ import type { Event } from '../events/event.js';
 import { resourceColumns, resourceJson } from './resource-json.js';
 import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 
-/** The most memory kept for all accounts together, in bytes (JSON and what holds it). */
-export const RESOURCE_VIEWS_BUDGET = 128 * 1024 * 1024;
+/**
+ * The most memory kept for all accounts together, in bytes (JSON and what holds it); one account
+ * takes at most half, so about 130,000 resources of 300 bytes of JSON (bench/README.md).
+ */
+export const RESOURCE_VIEWS_BUDGET = 192 * 1024 * 1024;
 /** Resources read per step when an account is read; an account of fewer is read in one step, its first readers waiting. */
 export const LOAD_CHUNK = 5_000;
 /** How long an account found too large for memory is left to storage before it is read again. */
@@ -24,10 +27,10 @@ const TOO_LARGE_MARKS = 10_000;
 /** Accounts read at once: each holds what it has read until it is done; storage answers for more. */
 const CONCURRENT_FILLS = 4;
 /**
- * What an entry costs besides its JSON bytes: the record, its own Buffer, its place in the id map
- * and in the ordered, type and tag lists (measured in bench/README.md, "Large accounts").
+ * What an entry costs besides its JSON bytes: the record, its Buffer object, its tags, its place in
+ * the id map and in the ordered, type and tag lists (414 bytes of heap measured, bench/README.md).
  */
-const ENTRY_OVERHEAD = 400;
+const ENTRY_OVERHEAD = 420;
 
 /** An account's resources as of one of its events. */
 export interface ResourceView {
