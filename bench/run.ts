@@ -13,6 +13,7 @@ import { installCleanup, killAll, rssMb, sleep, stop } from './children.js';
 import { parseOptions, USAGE, type Options } from './options.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { measureHttpRows } from './http-rows.js';
+import { postgresClusterRows } from './postgres-cluster.js';
 import { measureMetricsOverhead, OVERHEAD_ROWS } from './metrics-overhead.js';
 import { log, markdownTable, round, type Row } from './results.js';
 import { CLI, launchDevdata, ROOT, type Server } from './server.js';
@@ -26,7 +27,9 @@ function timeBudgetSeconds(options: Options): number {
   const streamCost = options.streamScenarios.reduce((sum, spec) => sum + 2 * (options.streamDuration + options.drainTimeout + 60 + spec.streams / 20), 0);
   const webhookCost = options.webhookRate > 0 ? 2 * options.webhookDuration + options.drainTimeout + 60 : 0;
   const postgresCost = options.postgres !== 'none' && options.rows.length > 0 ? 60 + options.rows.length * (options.duration + options.warmup + 20) : 0;
-  return Math.ceil(120 + httpRows * (options.duration + options.warmup + 20) + streamCost + webhookCost + postgresCost);
+  // The two-process row: GET and PATCH, each against one process and then two.
+  const clusterCost = options.postgres !== 'none' && options.rows.includes('get') ? 60 + 2 * (2 * options.duration + options.warmup + 20) : 0;
+  return Math.ceil(120 + httpRows * (options.duration + options.warmup + 20) + streamCost + webhookCost + postgresCost + clusterCost);
 }
 
 async function main(): Promise<void> {
@@ -91,6 +94,7 @@ async function main(): Promise<void> {
     const { rows: httpRows, postgresDescription: onPostgres, baselineIdleRss } = await measureHttpRows(options, server, auth, seeded, workDir, profileDir);
     rows.push(...httpRows);
     postgresDescription = onPostgres;
+    if (onPostgres !== null && options.rows.includes('get')) rows.push(...(await postgresClusterRows(options, workDir, profileDir)));
     const streamRows = await measureStreamRows(options, server, auth, seeded.resource);
     rows.push(...streamRows.filter((row) => row.kind !== 'memory'));
 
