@@ -13,6 +13,7 @@ import { installCleanup, killAll, rssMb, sleep, stop } from './children.js';
 import { parseOptions, USAGE, type Options } from './options.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { measureHttpRows } from './http-rows.js';
+import { largeAccountSeconds, measureLargeAccountRows } from './large-account.js';
 import { postgresClusterRows } from './postgres-cluster.js';
 import { measureMetricsOverhead, OVERHEAD_ROWS } from './metrics-overhead.js';
 import { log, markdownTable, round, type Row } from './results.js';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   const options = parsed;
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
   installCleanup();
-  const budget = timeBudgetSeconds(options);
+  const budget = timeBudgetSeconds(options) + largeAccountSeconds(options);
   const deadline = setTimeout(() => {
     console.error(`bench: the run exceeded its bound of ${budget} s; stopping every child process`);
     killAll();
@@ -121,6 +122,8 @@ async function main(): Promise<void> {
       detail: { baselineIdleRssMb: baselineIdleRss === undefined ? null : round(baselineIdleRss, 1) },
     });
     rows.push(...streamRows.filter((row) => row.kind === 'memory'));
+    // Servers of their own, on SQLite and PostgreSQL; none in a smoke run.
+    if (largeAccountSeconds(options) > 0) rows.push(...(await measureLargeAccountRows(options, workDir)));
     client.close();
     succeeded = true;
   } finally {

@@ -19,7 +19,7 @@ import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
  */
 export const RESOURCE_VIEWS_BUDGET = 192 * 1024 * 1024;
 /** Resources read per step when an account is read; an account of fewer is read in one step, its first readers waiting. */
-export const LOAD_CHUNK = 5_000;
+export const LOAD_CHUNK = 1_000;
 /** How long an account found too large for memory is left to storage before it is read again. */
 const TOO_LARGE_RECHECK_MS = 10 * 60_000;
 /** The most accounts remembered as too large (their ids, a few dozen bytes each). */
