@@ -7,6 +7,8 @@ import type { Executor } from './schema.js';
 export interface Notifications {
   /** Queues `payload` on `channel`; listeners get it when `exec`'s transaction commits. */
   notify(exec: Executor, channel: string, payload: string): Promise<void>;
+  /** Sends each payload on `channel` in one statement (outside a transaction: at once). */
+  notifyMany(exec: Executor, channel: string, payloads: readonly string[]): Promise<void>;
   /**
    * Calls `onMessage` for each notification. The connection is re-established after a failure,
    * and `onReconnect` is called then: notifications sent meanwhile are lost, so the caller re-reads.
@@ -28,6 +30,11 @@ export class PostgresNotifications implements Notifications {
 
   async notify(exec: Executor, channel: string, payload: string): Promise<void> {
     await sql`select pg_notify(${channel}, ${payload})`.execute(exec);
+  }
+
+  async notifyMany(exec: Executor, channel: string, payloads: readonly string[]): Promise<void> {
+    if (payloads.length === 0) return;
+    await sql`select pg_notify(${channel}, payload) from unnest(${[...payloads]}::text[]) as payload`.execute(exec);
   }
 
   async listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void, onLost?: () => void): Promise<void> {

@@ -1,7 +1,8 @@
 // Fan-out of committed events to live streams. One process: an in-memory map of listeners.
-// Several processes (PostgreSQL): the same, plus a notification sent inside each writing
-// transaction; a process that hears of events it did not write reads them from the log once and
-// hands them to its listeners. Listeners tolerate gaps and repeats (a stream re-reads the log when
+// Several processes (PostgreSQL): the same, plus a notification of each account's newest id sent
+// after the commit, those of one turn of the event loop in one statement (inside the writing
+// transaction it was one more round trip while the account's row was locked); a process that
+// hears of events it did not write reads them from the log once and hands them to its listeners. Listeners tolerate gaps and repeats (a stream re-reads the log when
 // an id is not the one it expects), and the bus also polls the log, so a lost notification delays
 // an event by at most one poll interval but never loses it.
 import type { Kysely } from 'kysely';
@@ -60,6 +61,9 @@ const FETCH_PAGE = 1000;
 
 export class NotifyingEventBus implements EventBus {
   private readonly local = new InProcessEventBus();
+  /** Per account, the newest id committed here and not yet notified; sent when the loop turns. */
+  private readonly unannounced = new Map<string, number>();
+  private announcing = false;
   /** Per account with listeners: the newest id handed to them, and the fetch in progress. */
   private readonly delivered = new Map<string, number>();
   private readonly fetching = new Map<string, Promise<void>>();
@@ -79,7 +83,8 @@ export class NotifyingEventBus implements EventBus {
       CHANNEL,
       (payload) => {
         const [accountId = '', upTo = '0'] = payload.split(' ');
-        this.catchUp(accountId, Number(upTo));
+        // A process hears its own notifications too: those events it has handed out already.
+        if (Number(upTo) > (this.delivered.get(accountId) ?? 0)) this.catchUp(accountId, Number(upTo));
       },
       () => void this.poll(),
     );
@@ -89,12 +94,37 @@ export class NotifyingEventBus implements EventBus {
     return this.local.subscribe(accountId, listener);
   }
 
-  async announce(exec: Executor, accountId: string, events: readonly Event[]): Promise<void> {
+  /** Nothing inside the transaction: `publish` notifies once it committed. */
+  async announce(_exec: Executor, _accountId: string, _events: readonly Event[]): Promise<void> {}
+
+  /** This process's own commits: handed to its listeners, and notified to the others. */
+  publish(accountId: string, events: readonly Event[]): void {
+    this.deliver(accountId, events);
     const last = events.at(-1);
-    if (last) await this.notifications.notify(exec, CHANNEL, `${accountId} ${last.id}`);
+    if (!last || last.id <= (this.unannounced.get(accountId) ?? 0)) return;
+    this.unannounced.set(accountId, last.id);
+    if (this.announcing) return;
+    this.announcing = true;
+    setImmediate(() => void this.sendNotifications());
   }
 
-  publish(accountId: string, events: readonly Event[]): void {
+  /**
+   * The commits of one turn of the event loop, one notification per account, in one statement. A
+   * failure or a crash before it loses them; the other processes' poll (once a second) reads the
+   * log and finds those events anyway.
+   */
+  private async sendNotifications(): Promise<void> {
+    const payloads = [...this.unannounced].map(([accountId, id]) => `${accountId} ${id}`);
+    this.unannounced.clear();
+    this.announcing = false;
+    try {
+      await this.notifications.notifyMany(this.db, CHANNEL, payloads);
+    } catch {
+      // Storage trouble: the others' poll catches up.
+    }
+  }
+
+  private deliver(accountId: string, events: readonly Event[]): void {
     const last = events.at(-1);
     if (last && last.id > (this.delivered.get(accountId) ?? 0)) this.delivered.set(accountId, last.id);
     this.local.publish(accountId, events);
@@ -109,7 +139,7 @@ export class NotifyingEventBus implements EventBus {
       while (after < upTo) {
         const events = await listEvents(this.db, accountId, { after, upTo, limit: FETCH_PAGE });
         if (events.length === 0) break;
-        this.publish(accountId, events);
+        this.deliver(accountId, events);
         after = (events.at(-1) as Event).id;
       }
     });
