@@ -136,7 +136,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(eventRoutes, { events: services.events, streams: context.streams });
   await app.register(integrationRoutes, { resources: services.resources, clock: context.clock, installationId: () => null });
   await app.register(webhookRoutes, { webhooks: services.webhooks });
-  await app.register(appRoutes, { apps: services.apps, endConnections: (exec, registered) => services.oauth.endAppGrants(exec, registered) });
+  await app.register(appRoutes, { apps: services.apps });
   await app.register(oauthRoutes, { oauth: services.oauth });
   await app.register(developerRoutes, { developer: services.developer, sessionTtlSeconds: config.developerSessionTtlSeconds });
   await app.register(scheduleRoutes, { schedules: services.schedules });

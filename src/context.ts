@@ -28,6 +28,7 @@ import { InstallationsService } from './areas/installations/service.js';
 import { installationsDirectory } from './paths.js';
 import { OAuthService } from './areas/oauth/service.js';
 import { Metrics } from './platform/metrics.js';
+import { DomainEvents } from './domain-events.js';
 import { SecretBox } from './platform/secret-box.js';
 import { openSecrets, type SecretsStatus } from './secrets.js';
 import { announceRevocation, InProcessCredentialCache, listenForRevocations, SHARED_CREDENTIAL_TTL_MS } from './platform/credential-cache.js';
@@ -62,6 +63,8 @@ export interface AppContext {
   metrics: Metrics | undefined;
   /** The event streams open in this process. */
   streams: StreamHub;
+  /** Cross-area reactions: background work subscribes here too. */
+  domain: DomainEvents;
   /** Where the secrets key came from and what the start did with it; undefined when no key was loaded. */
   secrets: SecretsStatus | undefined;
   close(): Promise<void>;
@@ -105,15 +108,17 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   // A SQLite file still notices another process's commits (a second server started by mistake).
   const externalWrites = () => new ExternalWrites(storage.dataVersion!);
   const recentEvents = new InMemoryRecentEvents(config.eventRetention, oneProcess ? { externalWrites: externalWrites() } : { shared: true });
-  const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents, oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined);
+  // Cross-area reactions (src/domain-events.ts): who reacts to what is wired here and below.
+  const domain = new DomainEvents();
+  const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents, domain, oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined);
   // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
   const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });
   if (storage.notifications) await listenForRevocations(storage.notifications, credentialCache);
-  const keys = new KeysService(db, clock, audit, credentialCache);
+  const keys = new KeysService(db, clock, audit, credentialCache, domain);
   const notifications = storage.notifications;
-  if (notifications) keys.onRevoked((exec, key) => announceRevocation(notifications, exec, [key.id]));
-  const apps = new AppsService(db, clock, audit);
-  const oauth = new OAuthService(db, clock, apps, keys, audit, {
+  if (notifications) domain.inside('key.revoked', (exec, key) => announceRevocation(notifications, exec, [key.id]));
+  const apps = new AppsService(db, clock, audit, domain);
+  const oauth = new OAuthService(db, clock, apps, keys, audit, domain, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     // Read at each use: with PORT=0 the base URL is known only once the server listens.
     issuer: () => config.baseUrl,
@@ -134,20 +139,24 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     leaseMs: config.webhookLeaseSeconds * 1000,
   });
   // The outbox: deliveries are written in the same transaction as their event.
-  events.onAppend((exec, accountId, appended) => webhooks.enqueue(exec, accountId, appended));
+  domain.inside('events.appended', (exec, { accountId, events: appended }) => webhooks.enqueue(exec, accountId, appended));
   // Delivery stops with the credential that authorized it, in the transaction that ends it.
-  keys.onRevoked(async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
-  oauth.onCredentialsEnded(async (exec, ids, how) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')));
+  domain.inside('key.revoked', async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
+  domain.inside('credentials.ended', async (exec, { ids, how }) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')));
   const accounts = new AccountsService(db, clock, audit);
-  const resources = new ResourcesService(db, clock, events, (load) =>
-    oneProcess ? new InMemoryResourceReadModel(load, externalWrites()) : new NoResourceReadModel(),
+  const resources = new ResourcesService(
+    db,
+    clock,
+    events,
+    (load) => (oneProcess ? new InMemoryResourceReadModel(load, externalWrites()) : new NoResourceReadModel()),
+    domain,
   );
   const signupLimiter = new RateLimiter(newCounter(), clock, 3_600_000);
   const rateLimiter = new RateLimiter(newCounter(), clock);
   if (metrics) {
     signupLimiter.onRefused = () => metrics.rateLimitRefused('signup');
     rateLimiter.onRefused = (key) => metrics.rateLimitRefused(key.startsWith('ip:') ? 'ip' : 'credential');
-    events.onCommit((_accountId, appended) => metrics.committed(appended));
+    domain.afterCommit('events.appended', ({ events: appended }) => metrics.committed(appended));
     webhooks.onAttempt((outcome, seconds) => metrics.deliveryAttempt(outcome, seconds));
     metrics.gauge('devdata_webhook_queue_depth', 'Webhook deliveries waiting to be made (first attempts and retries)', () => webhooks.queueDepth());
     metrics.labelledGauge('devdata_storage_connections', 'Storage connections by state: idle, busy, and requests waiting for one', 'state', () => {
@@ -166,8 +175,9 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
   });
   metrics?.gauge('devdata_event_streams_open', 'Server-Sent Events streams open in this process', () => streams.size);
-  keys.onRevoked(async (_exec, key) => streams.closeFor(key.id));
-  oauth.onCredentialsEnded(async (_exec, ids) => ids.forEach((id) => streams.closeFor(id)));
+  // Streams close once the revocation committed (a rolled-back one leaves them open).
+  domain.afterCommit('key.revoked', (key) => streams.closeFor(key.id));
+  domain.afterCommit('credentials.ended', ({ ids }) => ids.forEach((id) => streams.closeFor(id)));
   const services: Services = {
     audit,
     accounts,
@@ -192,6 +202,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     rateLimiter,
     metrics,
     streams,
+    domain,
     migrationsApplied,
     secrets: secrets.status,
     async close() {

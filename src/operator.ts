@@ -2,7 +2,7 @@
 import type { AppContext } from './context.js';
 import type { Account, AccountListing } from './areas/accounts/service.js';
 import type { IssuedKey, OperatorKeyView } from './areas/keys/service.js';
-import { ApiError } from './platform/errors.js';
+import { DomainError } from './domain-errors.js';
 import { ALL_SCOPES, type Scope } from './platform/scopes.js';
 
 export const OPERATOR_KEY_DAYS = 365;
@@ -85,7 +85,7 @@ export async function revokeKey(context: AppContext, keyId: string): Promise<Rev
     await keys.revoke(key.accountId, key.id, { kind: 'operator' });
   } catch (error) {
     // Revoked (or expired) by someone else between the read and the write: the end state is the same.
-    if (!(error instanceof ApiError && error.statusCode === 404)) throw error;
+    if (!(error instanceof DomainError && error.code === 'not_found')) throw error;
     revoked = false;
   }
   return { apiKey: (await keys.find(keyId))!, revoked };

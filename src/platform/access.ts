@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { hasScopes, type Credential, type CredentialResolver } from './credential.js';
-import { ApiError, insufficientScope, unauthorized } from './errors.js';
+import { insufficientScope, rateLimited, unauthorized } from '../domain-errors.js';
 import { addCorsHeaders, answerPreflight, installCorsRoutes } from './cors.js';
 import { addContractHeaders, targetProblem } from './http-contract.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
@@ -65,7 +65,7 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
     return undefined;
   }
 
-  /** Whether the hook answered the request itself (a CORS preflight); throws an ApiError to refuse it. */
+  /** Whether the hook answered the request itself (a CORS preflight); throws a DomainError to refuse it. */
   function admit(request: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> {
     addContractHeaders(request, reply);
     addCorsHeaders(request, reply);
@@ -94,9 +94,7 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
     reply.header('ratelimit-remaining', String(decision.remaining));
     reply.header('ratelimit-reset', String(decision.resetSeconds));
     if (counted && !decision.allowed) {
-      throw new ApiError(429, 'rate_limited', `Rate limit of ${decision.limit} requests per minute reached`, undefined, {
-        'retry-after': String(decision.resetSeconds),
-      });
+      throw rateLimited(`Rate limit of ${decision.limit} requests per minute reached`, decision.resetSeconds);
     }
 
     if (answerPreflight(request, reply)) return true;

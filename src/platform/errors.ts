@@ -1,64 +1,51 @@
-// The common error body (decisions §2) and the error type every layer throws.
+// Errors in HTTP: the one table from error code to status, the headers an error's facts become,
+// and the code for a status that Fastify itself refused. Services raise DomainErrors
+// (src/domain-errors.ts) and never speak HTTP; the error body is written by sendError
+// (platform/http-contract.ts).
+import type { DomainError, ErrorCode } from '../domain-errors.js';
 
-export interface ErrorDetail {
-  path: string;
-  message: string;
-  [key: string]: unknown;
-}
+export { DomainError, type ErrorCode, type ErrorDetail } from '../domain-errors.js';
 
-const CODE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'not_found',
-  409: 'conflict',
-  410: 'cursor_expired',
-  412: 'precondition_failed',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  429: 'rate_limited',
-  500: 'internal_error',
-  503: 'unavailable',
+/** Each error code's HTTP status (the API decisions' list, with the project's own codes). */
+export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  insufficient_scope: 403,
+  signup_closed: 403,
+  not_found: 404,
+  conflict: 409,
+  cursor_expired: 410,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  range_not_satisfiable: 416,
+  rate_limited: 429,
+  internal_error: 500,
+  unavailable: 503,
 };
 
-export function codeForStatus(status: number): string {
-  return CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'invalid_request');
+const CODE_BY_STATUS = new Map<number, ErrorCode>();
+for (const [code, status] of Object.entries(STATUS_BY_CODE) as Array<[ErrorCode, number]>) if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code);
+// Fastify's 405 for a known path: the API has no method-not-allowed code.
+CODE_BY_STATUS.set(405, 'not_found');
+
+/** The code for an error status Fastify or Node.js produced without a DomainError (the table read backwards). */
+export function codeForStatus(status: number): ErrorCode {
+  return CODE_BY_STATUS.get(status) ?? (status >= 500 ? 'internal_error' : 'invalid_request');
 }
 
-/** A failure the client can act on: carries its HTTP status, error code, and optional headers. */
-export class ApiError extends Error {
-  override name = 'ApiError';
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    message: string,
-    readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
-  ) {
-    super(message);
+/** The headers an error's facts become (RFC 6750 challenges, Retry-After). */
+export function errorHeaders(error: DomainError): Record<string, string> | undefined {
+  const { facts } = error;
+  switch (error.code) {
+    case 'unauthorized':
+      return { 'www-authenticate': facts.credentialSent ? 'Bearer realm="devdata", error="invalid_token"' : 'Bearer realm="devdata"' };
+    case 'insufficient_scope':
+      return { 'www-authenticate': `Bearer realm="devdata", error="insufficient_scope", scope="${(facts.scopes ?? []).join(' ')}"` };
+    case 'rate_limited':
+      return facts.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(facts.retryAfterSeconds) };
+    default:
+      return undefined;
   }
-}
-
-export const badRequest = (message: string, details?: ErrorDetail[]) =>
-  new ApiError(400, 'invalid_request', message, details);
-
-/** A 400 that points at one field, in the same shape as schema validation failures. */
-export const invalidField = (path: string, message: string) =>
-  new ApiError(400, 'invalid_request', `${path.slice(1)} ${message}`, [{ path, message }]);
-
-export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
-
-export const conflict = (message: string) => new ApiError(409, 'conflict', message);
-
-export function insufficientScope(scopes: readonly string[]): ApiError {
-  const needed = scopes.join(' ');
-  return new ApiError(403, 'insufficient_scope', `This credential lacks the required scope: ${needed}`, undefined, {
-    'www-authenticate': `Bearer realm="devdata", error="insufficient_scope", scope="${needed}"`,
-  });
-}
-
-export function unauthorized(message: string, credentialSent: boolean): ApiError {
-  const challenge = credentialSent ? 'Bearer realm="devdata", error="invalid_token"' : 'Bearer realm="devdata"';
-  return new ApiError(401, 'unauthorized', message, undefined, { 'www-authenticate': challenge });
 }

@@ -4,11 +4,12 @@ import type { Duplex } from 'node:stream';
 import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from './request-id.js';
-import { ApiError, codeForStatus, type ErrorDetail } from './errors.js';
+import { DomainError, type ErrorDetail } from '../domain-errors.js';
+import { codeForStatus, errorHeaders, STATUS_BY_CODE } from './errors.js';
 import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, NUL_MESSAGE, jsonTextProblem, nulPath, truncated, urlEncodedNul } from './request-limits.js';
 import { noteBodyLength, validationDetails } from './validation.js';
 
-interface ErrorResponse {
+export interface ErrorResponse {
   status: number;
   code: string;
   message: string;
@@ -16,9 +17,10 @@ interface ErrorResponse {
   headers?: Record<string, string>;
 }
 
-function describe(error: FastifyError | ApiError | Error): ErrorResponse {
-  if (error instanceof ApiError) {
-    return { status: error.statusCode, code: error.code, message: error.message, details: error.details, headers: error.headers };
+/** The error response for anything thrown: a DomainError by its code, Fastify's own by its status, anything else a 500. */
+export function describeError(error: FastifyError | DomainError | Error): ErrorResponse {
+  if (error instanceof DomainError) {
+    return { status: STATUS_BY_CODE[error.code], code: error.code, message: error.message, details: error.details, headers: errorHeaders(error) };
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
@@ -91,13 +93,13 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
 }
 
 /** A request target with a NUL in its path or query, refused once the caller may learn it (access.ts). */
-export function targetProblem(request: FastifyRequest): ApiError | undefined {
-  return urlEncodedNul(request.url) ? new ApiError(400, 'invalid_request', `The request target ${NUL_MESSAGE}`) : undefined;
+export function targetProblem(request: FastifyRequest): DomainError | undefined {
+  return urlEncodedNul(request.url) ? new DomainError('invalid_request', `The request target ${NUL_MESSAGE}`) : undefined;
 }
 
 /** Form bodies (the OAuth endpoints) parsed as @fastify/formbody does, with a NUL refused like anywhere else. */
 export function parseFormRefusingNul(text: string): Record<string, unknown> {
-  if (urlEncodedNul(text)) throw new ApiError(400, 'invalid_request', `A form field ${NUL_MESSAGE}`);
+  if (urlEncodedNul(text)) throw new DomainError('invalid_request', `A form field ${NUL_MESSAGE}`);
   return parseQueryString(text);
 }
 
@@ -126,12 +128,12 @@ export function installHttpContract(app: FastifyInstance): void {
     const text = body as string;
     if (text === '') return done(null, undefined);
     const problem = jsonTextProblem(text, MAX_JSON_DEPTH);
-    if (problem === 'too_deep') return done(new ApiError(400, 'invalid_request', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (problem === 'too_deep') return done(new DomainError('invalid_request', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     parseJson(request, text, (error, parsed) => {
       if (error) return done(error, undefined);
       if (problem === 'nul') {
         const path = nulPath(parsed) ?? '/';
-        return done(new ApiError(400, 'invalid_request', `${path} ${NUL_MESSAGE}`, [{ path, message: NUL_MESSAGE }]), undefined);
+        return done(new DomainError('invalid_request', `${path} ${NUL_MESSAGE}`, [{ path, message: NUL_MESSAGE }]), undefined);
       }
       noteBodyLength(parsed, text.length);
       done(null, parsed);
@@ -141,7 +143,7 @@ export function installHttpContract(app: FastifyInstance): void {
   // A route that takes a JSON body refuses a request that names no content type at all. Only
   // such routes get the check, so the others do not pay for a hook.
   const requireContentType = async (request: FastifyRequest) => {
-    if (request.headers['content-type'] === undefined) throw new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json');
+    if (request.headers['content-type'] === undefined) throw new DomainError('unsupported_media_type', 'Content-Type must be application/json');
   };
   app.addHook('onRoute', (route) => {
     if (!route.schema?.body) return;
@@ -150,7 +152,7 @@ export function installHttpContract(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const response = describe(error);
+    const response = describeError(error);
     if (response.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, response);
   });

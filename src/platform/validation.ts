@@ -3,7 +3,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import type { ErrorDetail } from './errors.js';
+import type { ErrorDetail } from '../domain-errors.js';
 import { FULL_VALIDATION_MAX_BYTES } from './request-limits.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ES module interop.

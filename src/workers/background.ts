@@ -13,10 +13,10 @@ export interface BackgroundWork {
 }
 
 export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger): BackgroundWork {
-  const { config, services, metrics } = context;
+  const { config, services, metrics, domain } = context;
 
   const dispatcher = new WebhookDispatcher(services.webhooks, log, { concurrency: 64, pollIntervalMs: 500 });
-  services.events.onCommit(() => {
+  const stopWaking = domain.afterCommit('events.appended', () => {
     if (services.webhooks.takeQueuedFlag()) dispatcher.wake();
   });
   services.system.registerWorker('webhooks', () => dispatcher.report());
@@ -50,6 +50,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
 
   return {
     async stop() {
+      stopWaking();
       await dispatcher.stop();
       await scheduler.stop({ finalRun: false });
       await retention.stop({ finalRun: false });

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
-import { conflict } from '../../platform/errors.js';
+import { conflict } from '../../domain-errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Actor, AuditService } from '../audit/service.js';
 import { countAccounts, emailTaken, findAccount, insertAccount, listAccounts, type AccountListing, type AccountOrigin, type AccountRow } from './store.js';

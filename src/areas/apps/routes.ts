@@ -3,8 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import type { Executor } from '../../storage/schema.js';
-import type { AppRow, AppsService } from './service.js';
+import type { AppsService } from './service.js';
 import type { Capability } from '../system/capability.js';
 
 const AppType = Type.Union([Type.Literal('public'), Type.Literal('confidential')]);
@@ -31,10 +30,7 @@ const AppWithSecret = Type.Object(
 
 export const appSchemas = [AppSchema, AppWithSecret];
 
-export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnections: (exec: Executor, app: AppRow) => Promise<void> }> = async (
-  app,
-  { apps, endConnections },
-) => {
+export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async (app, { apps }) => {
   const config = { auth: { scopes: ['apps:manage' as const] } };
 
   app.post(
@@ -92,7 +88,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService; endConnec
     '/api/v1/apps/:id',
     { config, schema: { operationId: 'deleteApp', summary: 'Delete an application (ends its connections and tokens)', tags: ['apps'], params: IdParams, response: { 204: NoContent } } },
     async (request, reply) => {
-      await apps.delete(credentialOf(request), request.params.id, endConnections);
+      await apps.delete(credentialOf(request), request.params.id);
       return reply.code(204).send(null);
     },
   );

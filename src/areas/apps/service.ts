@@ -2,10 +2,12 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Credential } from '../../platform/credential.js';
-import { ApiError, conflict, insufficientScope, invalidField, notFound, type ErrorDetail } from '../../platform/errors.js';
+import { DomainError, conflict, insufficientScope, invalidField, notFound, type ErrorDetail } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
 import { actorOf, type AuditService } from '../audit/service.js';
+import type { DomainEvents } from '../../domain-events.js';
+import { inTransaction } from '../../storage/transaction.js';
 import { deleteApp, existingAppIds, findApp, findAppByClientId, insertApp, listApps, updateApp, type AppRow } from './store.js';
 
 export type { AppRow };
@@ -63,6 +65,7 @@ export class AppsService {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly domain: DomainEvents,
   ) {}
 
   private validate(caller: Credential, input: AppInput): void {
@@ -75,7 +78,7 @@ export class AppsService {
       if (!isScope(scope)) details.push({ path: `/scopes/${index}`, message: `unknown scope "${scope}"` });
       else if (!OAUTH_GRANTABLE.has(scope)) details.push({ path: `/scopes/${index}`, message: `${scope} can never be granted to an app` });
     });
-    if (details.length > 0) throw new ApiError(400, 'invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
+    if (details.length > 0) throw new DomainError('invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
     const missing = (input.scopes ?? []).filter((scope) => !caller.scopes.includes(scope as Scope));
     if (missing.length > 0) throw insufficientScope(missing as Scope[]);
   }
@@ -126,7 +129,7 @@ export class AppsService {
   async update(caller: Credential, id: string, input: AppInput): Promise<App> {
     if (input.type !== undefined) throw invalidField('/type', 'cannot be changed; register a new app instead');
     if (input.name === undefined && input.redirectUris === undefined && input.scopes === undefined) {
-      throw new ApiError(400, 'invalid_request', 'Send at least one of name, redirectUris, scopes');
+      throw new DomainError('invalid_request', 'Send at least one of name, redirectUris, scopes');
     }
     this.validate(caller, input);
     return this.db.transaction().execute(async (trx) => {
@@ -151,10 +154,10 @@ export class AppsService {
   }
 
   /** Deleting an app ends its connections and tokens (their rows go with it). */
-  async delete(caller: Credential, id: string, beforeDelete: (exec: Executor, app: AppRow) => Promise<void>): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async delete(caller: Credential, id: string): Promise<void> {
+    await inTransaction(this.db, async (trx) => {
       const app = await this.require(trx, caller.accountId, id);
-      await beforeDelete(trx, app);
+      await this.domain.emit(trx, 'app.deleting', { app });
       await deleteApp(trx, id);
       await this.audit.record(trx, { accountId: caller.accountId, type: 'app.deleted', actor: actorOf(caller), target: { type: 'app', id }, data: { clientId: app.clientId } });
     });

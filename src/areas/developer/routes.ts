@@ -3,7 +3,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { unauthorized } from '../../platform/errors.js';
+import { unauthorized } from '../../domain-errors.js';
 import { DisplayName, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { SIGNUP_ATTEMPTS_PER_HOUR, type DeveloperService, type DeveloperSession } from './service.js';
 import type { Capability } from '../system/capability.js';

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 import { isUniqueViolation } from '../../storage/errors.js';
 import type { Clock } from '../../platform/clock.js';
-import { ApiError, conflict } from '../../platform/errors.js';
+import { DomainError, conflict, rateLimited } from '../../domain-errors.js';
 import { newSecret, sha256Hex } from '../../platform/ids.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import type { AccountsService } from '../accounts/service.js';
@@ -32,9 +32,7 @@ export class DeveloperService {
   async countAttempt(ip: string): Promise<void> {
     const decision = await this.attempts.check(`signup:${ip}`, SIGNUP_ATTEMPTS_PER_HOUR, true);
     if (!decision.allowed) {
-      throw new ApiError(429, 'rate_limited', `At most ${SIGNUP_ATTEMPTS_PER_HOUR} signup attempts per hour from one address`, undefined, {
-        'retry-after': String(decision.resetSeconds),
-      });
+      throw rateLimited(`At most ${SIGNUP_ATTEMPTS_PER_HOUR} signup attempts per hour from one address`, decision.resetSeconds);
     }
   }
 
@@ -44,7 +42,7 @@ export class DeveloperService {
     const expiresAt = new Date(now.getTime() + this.options.sessionTtlSeconds * 1000).toISOString();
     const account = await this.db.transaction().execute(async (trx) => {
       if ((await this.accounts.count('signup', trx)) >= this.options.capacity) {
-        throw new ApiError(403, 'signup_closed', 'Signup is closed: the service has reached its capacity');
+        throw new DomainError('signup_closed', 'Signup is closed: the service has reached its capacity');
       }
       const created = await this.accounts.create(trx, { name: input.name, email: input.email, origin: 'signup' }, { kind: 'system' });
       await insertSession(trx, sha256Hex(token), { accountId: created.id, createdAt: now.toISOString(), expiresAt });

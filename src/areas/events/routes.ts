@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { invalidField } from '../../platform/errors.js';
+import { invalidField } from '../../domain-errors.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
 import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT } from './event.js';

@@ -2,11 +2,13 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import { nextSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
-import { ApiError } from '../../platform/errors.js';
+import { DomainError } from '../../domain-errors.js';
 import { ownCopy, spliceJson } from '../../platform/json-body.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
+import type { DomainEvents } from '../../domain-events.js';
+import { afterCommit, inTransaction } from '../../storage/transaction.js';
 import type { Event } from './event.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
 import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
@@ -27,16 +29,7 @@ export interface EventWriter {
   append(type: string, data: Record<string, unknown>): Promise<Event>;
 }
 
-/** Runs inside the writing transaction with the events it appended (e.g. the webhook outbox). */
-export type AppendHook = (exec: Executor, accountId: string, events: readonly Event[]) => Promise<void>;
-
-/** Runs after the commit with the events it committed, before the writer hears of it. */
-export type CommitListener = (accountId: string, events: readonly Event[]) => void;
-
 export class EventsService {
-  private readonly appendHooks: AppendHook[] = [];
-  private readonly commitListeners: CommitListener[] = [];
-
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -44,6 +37,7 @@ export class EventsService {
     readonly bus: EventBus,
     private readonly usage: UsageService,
     private readonly recent: RecentEvents,
+    private readonly domain: DomainEvents,
     olderEvents: (load: LoadEvents) => OlderEvents = () => new NoOlderEvents(),
   ) {
     // Kept in memory, each event's JSON is copied into a buffer of its own (no shared pool slab).
@@ -54,24 +48,17 @@ export class EventsService {
 
   private readonly older: OlderEvents;
 
-  onAppend(hook: AppendHook): void {
-    this.appendHooks.push(hook);
-  }
-
-  /** Called after each commit of events (wakes the webhook dispatcher, updates read models). */
-  onCommit(listener: CommitListener): void {
-    this.commitListeners.push(listener);
-  }
-
   /**
    * Runs `work` in a transaction that writes at least one event. The account's event counter is
    * taken first, which locks the account's row: writers of one account run one at a time, ids
-   * follow commit order, and a read-modify-write inside `work` cannot race. Committed events are
-   * then announced on the bus.
+   * follow commit order, and a read-modify-write inside `work` cannot race. `events.appended` is
+   * emitted inside the transaction (the webhook outbox); after the commit, and before the writer
+   * hears of it, the events are kept, counted, published on the bus, and then the domain event's
+   * after-commit reactions run (read models, metrics, the webhook dispatcher).
    */
   async transact<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
     const appended: Event[] = [];
-    const result = await this.db.transaction().execute(async (trx) => {
+    return inTransaction(this.db, async (trx) => {
       let nextId = await nextSequence(trx, accountId, 'event_seq');
       const writer: EventWriter = {
         trx,
@@ -89,15 +76,15 @@ export class EventsService {
       };
       const value = await work(writer);
       if (appended.length === 0) throw new Error('an event transaction committed no event');
-      for (const hook of this.appendHooks) await hook(trx, accountId, appended);
+      afterCommit(trx, () => {
+        this.usage.count(accountId, { eventsCreated: appended.length });
+        this.recent.committed(accountId, appended);
+        this.bus.publish(accountId, appended);
+      });
+      await this.domain.emit(trx, 'events.appended', { accountId, events: appended });
       await this.bus.announce(trx, accountId, appended);
       return value;
     });
-    this.usage.count(accountId, { eventsCreated: appended.length });
-    this.recent.committed(accountId, appended);
-    this.bus.publish(accountId, appended);
-    for (const listener of this.commitListeners) listener(accountId, appended);
-    return result;
   }
 
   async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
@@ -113,7 +100,7 @@ export class EventsService {
   private checkCursorAgainst(after: number, newest: number): void {
     const oldest = this.oldestCursor(newest);
     if (after < oldest) {
-      throw new ApiError(410, 'cursor_expired', `Cursor ${after} is older than the retained events; reload a snapshot and resume from its cursor`, [
+      throw new DomainError('cursor_expired', `Cursor ${after} is older than the retained events; reload a snapshot and resume from its cursor`, [
         { path: '/after', message: `must be at least ${oldest}`, oldestCursor: oldest },
       ]);
     }

@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Credential } from '../../platform/credential.js';
-import { ApiError } from '../../platform/errors.js';
+import { rateLimited } from '../../domain-errors.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import { eventJson, type Event } from './event.js';
 import type { EventsService } from './service.js';
@@ -196,9 +196,7 @@ export class StreamHub {
     const { accountId } = credential;
     const open = this.perAccount.get(accountId) ?? 0;
     if (open >= this.limitPerAccount) {
-      throw new ApiError(429, 'rate_limited', `At most ${this.limitPerAccount} event streams may be open per account`, undefined, {
-        'retry-after': '5',
-      });
+      throw rateLimited(`At most ${this.limitPerAccount} event streams may be open per account`, 5);
     }
     this.perAccount.set(accountId, open + 1);
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ApiError } from '../../platform/errors.js';
+import { DomainError } from '../../domain-errors.js';
 import { API_VERSION } from '../../platform/api-version.js';
 import { noneMatch } from '../../platform/etag.js';
 import { openApiJson } from '../../platform/openapi.js';
@@ -96,7 +96,7 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
       const range = parseRange(request.headers.range, installation.size);
       if (range === 'unsatisfiable') {
         reply.header('content-range', `bytes */${installation.size}`);
-        throw new ApiError(416, 'range_not_satisfiable', `The file has ${installation.size} bytes`);
+        throw new DomainError('range_not_satisfiable', `The file has ${installation.size} bytes`);
       }
       // Served as bytes to save (Content-Disposition: attachment); a byte range of JSON is no JSON.
       reply.type('application/octet-stream');

@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { notFound } from '../../platform/errors.js';
+import { notFound } from '../../domain-errors.js';
 
 export interface Installation {
   id: string;

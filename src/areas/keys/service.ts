@@ -3,7 +3,9 @@ import type { Database, Executor } from '../../storage/schema.js';
 import { addDays, nowIso, type Clock } from '../../platform/clock.js';
 import type { Credential, CredentialResolver } from '../../platform/credential.js';
 import type { CredentialCache } from '../../platform/credential-cache.js';
-import { ApiError, insufficientScope, notFound } from '../../platform/errors.js';
+import type { DomainEvents } from '../../domain-events.js';
+import { inTransaction } from '../../storage/transaction.js';
+import { DomainError, insufficientScope, notFound } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, type Scope } from '../../platform/scopes.js';
 import { actorOf, type Actor, type AuditService } from '../audit/service.js';
@@ -42,12 +44,8 @@ export interface IssueKeyInput {
   notAfter?: string;
 }
 
-/** Called inside the revoking transaction, so what depends on a key ends with it. */
-export type KeyRevokedListener = (exec: Executor, key: { id: string; accountId: string }) => Promise<void>;
-
 export class KeysService implements CredentialResolver {
   readonly prefix = `${KEY_PREFIX}_`;
-  private readonly revokedListeners: KeyRevokedListener[] = [];
   /** Last-use times buffered in memory and written by flushLastUsed, so reads never write. */
   private lastUsed = new Map<string, string>();
 
@@ -56,11 +54,8 @@ export class KeysService implements CredentialResolver {
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly cache: CredentialCache,
+    private readonly domain: DomainEvents,
   ) {}
-
-  onRevoked(listener: KeyRevokedListener): void {
-    this.revokedListeners.push(listener);
-  }
 
   /** Issues a key without a calling credential (operator CLI, account creation). */
   async issue(exec: Executor, input: IssueKeyInput, actor: Actor): Promise<IssuedKey> {
@@ -92,7 +87,7 @@ export class KeysService implements CredentialResolver {
   /** POST /keys: only scopes the caller holds, never outliving the caller. */
   async create(caller: Credential, input: { name: string; scopes: string[]; expiresInDays?: number }): Promise<IssuedKey> {
     const unknown = input.scopes.flatMap((scope, index) => (isScope(scope) ? [] : [{ path: `/scopes/${index}`, message: `unknown scope "${scope}"` }]));
-    if (unknown.length > 0) throw new ApiError(400, 'invalid_request', 'Unknown scope', unknown);
+    if (unknown.length > 0) throw new DomainError('invalid_request', 'Unknown scope', unknown);
     const scopes = [...new Set(input.scopes)] as Scope[];
     const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
     if (missing.length > 0) throw insufficientScope(missing);
@@ -140,10 +135,10 @@ export class KeysService implements CredentialResolver {
 
   async revoke(accountId: string, keyId: string, actor: Actor): Promise<void> {
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await inTransaction(this.db, async (trx) => {
         if (!(await revokeKey(trx, accountId, keyId, this.clock.now().toISOString()))) throw notFound('API key');
         await this.audit.record(trx, { accountId, type: 'key.revoked', actor, target: { type: 'api_key', id: keyId } });
-        for (const listener of this.revokedListeners) await listener(trx, { id: keyId, accountId });
+        await this.domain.emit(trx, 'key.revoked', { id: keyId, accountId });
       });
     } finally {
       // After the commit (or rollback): a lookup that read the key before then does not cache it.

@@ -4,13 +4,12 @@ import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { ApiError } from '../../platform/errors.js';
-import { sendError } from '../../platform/http-contract.js';
+import type { DomainError } from '../../domain-errors.js';
+import { describeError, parseFormRefusingNul, sendError } from '../../platform/http-contract.js';
 import { ref } from '../../platform/schemas.js';
 import { OAUTH_GRANTABLE } from '../../platform/scopes.js';
 import { approvalPage, errorPage } from './page.js';
 import { CODE_TTL_MS, CONNECTION_DAYS, OAuthError, UntrustedRedirectError, type AuthorizationRequest, type OAuthService } from './service.js';
-import { parseFormRefusingNul } from '../../platform/http-contract.js';
 import type { Capability } from '../system/capability.js';
 import type { Config } from '../../config.js';
 
@@ -101,17 +100,18 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
   // Token and revocation errors are RFC 6749 JSON, and the approval page's are pages: whatever
   // else goes wrong (a body the parser or validation refuses, no content type) is shown the same
   // way. Only the rate limit (429) keeps the API's error body.
-  app.setErrorHandler((error: FastifyError | OAuthError | ApiError, request, reply) => {
+  app.setErrorHandler((error: FastifyError | OAuthError | DomainError, request, reply) => {
     if (error instanceof OAuthError) {
-      if (error.status === 401 && request.headers.authorization?.toLowerCase().startsWith('basic')) {
+      // RFC 6749 section 5.2: a client that failed to authenticate gets 401, every other error 400.
+      const status = error.error === 'invalid_client' ? 401 : 400;
+      if (status === 401 && request.headers.authorization?.toLowerCase().startsWith('basic')) {
         reply.header('www-authenticate', 'Basic realm="devdata"');
       }
-      return reply.code(error.status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.description });
+      return reply.code(status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.description });
     }
-    if (error instanceof ApiError && error.statusCode === 429) {
-      return sendError(request, reply, { status: error.statusCode, code: error.code, message: error.message, headers: error.headers });
-    }
-    const status = error instanceof ApiError ? error.statusCode : ((error as FastifyError).statusCode ?? 500);
+    const described = describeError(error);
+    if (described.code === 'rate_limited') return sendError(request, reply, described);
+    const status = described.status;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (request.routeOptions.url === '/oauth/authorize') {
       return pageHeaders(reply)

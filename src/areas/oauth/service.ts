@@ -11,6 +11,8 @@ import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
 import type { AppRow, AppsService } from '../apps/service.js';
 import type { AuditService } from '../audit/service.js';
 import type { KeysService } from '../keys/service.js';
+import type { DomainEvents } from '../../domain-events.js';
+import { inTransaction } from '../../storage/transaction.js';
 import {
   endConnection,
   expiredOpenConnections,
@@ -40,12 +42,22 @@ const AUTHORIZATION_FORM_TTL_MS = 15 * 60_000;
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-/** An RFC 6749 §5.2 error: `error` code, description, HTTP status (401 for invalid_client). */
+/** RFC 6749's error codes (section 5.2, and 4.1.2.1 for the authorization endpoint). */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'unsupported_response_type'
+  | 'access_denied';
+
+/** An RFC 6749 error: its code and description; oauth/routes.ts gives it its status. */
 export class OAuthError extends Error {
   constructor(
-    readonly error: string,
+    readonly error: OAuthErrorCode,
     readonly description: string,
-    readonly status = 400,
   ) {
     super(description);
   }
@@ -69,13 +81,6 @@ export interface TokenResponse {
   scope: string;
   refresh_token?: string;
 }
-
-/**
- * Called inside the ending transaction with the ids of what stopped working: connections, apps
- * (their client-credentials tokens), or single revoked access tokens. Webhooks and streams they
- * authorized stop with them.
- */
-export type CredentialsEndedListener = (exec: Executor, ids: string[], how: 'revoked' | 'expired') => Promise<void>;
 
 type Params = Record<string, string | undefined>;
 
@@ -112,7 +117,6 @@ function formUrlDecoded(text: string): string | undefined {
 export class OAuthService implements CredentialResolver {
   readonly prefix = `${ACCESS_TOKEN_PREFIX}_`;
   private signingKey: Promise<string> | undefined;
-  private readonly endedListeners: CredentialsEndedListener[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -120,16 +124,12 @@ export class OAuthService implements CredentialResolver {
     private readonly apps: AppsService,
     private readonly keys: KeysService,
     private readonly audit: AuditService,
+    private readonly domain: DomainEvents,
     private readonly options: { accessTokenTtlSeconds: number; issuer: () => string },
   ) {
-    keys.onRevoked(async (exec, key) => {
-      const connections = await openConnectionsOf(exec, { approvingKeyId: key.id });
-      await this.end(exec, connections, 'approving_key_revoked');
-    });
-  }
-
-  onCredentialsEnded(listener: CredentialsEndedListener): void {
-    this.endedListeners.push(listener);
+    // A connection ends with the key that approved it, and an app's grants with the app.
+    domain.inside('key.revoked', async (exec, key) => this.end(exec, await openConnectionsOf(exec, { approvingKeyId: key.id }), 'approving_key_revoked'));
+    domain.inside('app.deleting', async (exec, { app }) => this.endAppGrants(exec, app));
   }
 
   get issuer(): string {
@@ -216,7 +216,7 @@ export class OAuthService implements CredentialResolver {
       endedAt: null,
     };
     const code = randomBytes(32).toString('base64url');
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       await insertConnection(trx, connection);
       await insertCode(trx, sha256Hex(code), {
         connectionId: connection.id,
@@ -243,7 +243,7 @@ export class OAuthService implements CredentialResolver {
    * public apps with client_id and no secret.
    */
   async authenticateClient(authorization: string | undefined, form: Params): Promise<AppRow> {
-    const invalid = (description: string) => new OAuthError('invalid_client', description, 401);
+    const invalid = (description: string) => new OAuthError('invalid_client', description);
     if (authorization !== undefined) {
       const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
       const decoded = match ? Buffer.from(match[1] ?? '', 'base64').toString('utf8') : '';
@@ -288,7 +288,7 @@ export class OAuthService implements CredentialResolver {
    * what the refusal itself changed (a spent code, an ended connection, its audit) stays done.
    */
   private async committing<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
-    const outcome = await this.db.transaction().execute(async (trx) => {
+    const outcome = await inTransaction(this.db, async (trx) => {
       try {
         return { value: await work(trx) };
       } catch (error) {
@@ -360,7 +360,7 @@ export class OAuthService implements CredentialResolver {
   private async clientCredentials(app: AppRow, form: Params): Promise<TokenResponse> {
     if (app.type !== 'confidential') throw new OAuthError('unauthorized_client', 'Only confidential apps may use client_credentials');
     const scopes = form.scope === undefined ? (app.scopes.filter(isScope) as Scope[]) : this.grantableScopes(parseScopeParam(form.scope), app.scopes);
-    return this.db.transaction().execute((trx) => this.issue(trx, app, undefined, scopes, false));
+    return inTransaction(this.db, (trx) => this.issue(trx, app, undefined, scopes, false));
   }
 
   /** An access token (at most the configured lifetime, never past the connection) and maybe a refresh token. */
@@ -394,7 +394,7 @@ export class OAuthService implements CredentialResolver {
   async revoke(app: AppRow, token: string | undefined): Promise<void> {
     if (!token) throw new OAuthError('invalid_request', 'token is required');
     const hash = sha256Hex(token);
-    await this.db.transaction().execute(async (trx) => {
+    await inTransaction(this.db, async (trx) => {
       const row = await findToken(trx, hash);
       if (!row || row.appId !== app.id) return;
       if (row.kind === 'refresh' && row.connectionId !== null) {
@@ -402,7 +402,7 @@ export class OAuthService implements CredentialResolver {
         if (connection) await this.end(trx, [connection], 'revoked');
       } else {
         await revokeToken(trx, hash, this.clock.now().toISOString());
-        for (const listener of this.endedListeners) await listener(trx, [row.id], 'revoked');
+        await this.domain.emit(trx, 'credentials.ended', { ids: [row.id], how: 'revoked' });
       }
     });
   }
@@ -424,7 +424,7 @@ export class OAuthService implements CredentialResolver {
       });
     }
     const how = reason === 'expired' || reason === 'approving_key_expired' ? 'expired' : 'revoked';
-    if (ended.length > 0) for (const listener of this.endedListeners) await listener(exec, ended, how);
+    if (ended.length > 0) await this.domain.emit(exec, 'credentials.ended', { ids: ended, how });
   }
 
   /**
@@ -433,14 +433,14 @@ export class OAuthService implements CredentialResolver {
    * authorized. Run periodically.
    */
   async endExpired(): Promise<void> {
-    await this.db.transaction().execute(async (trx) => this.end(trx, await expiredOpenConnections(trx, this.clock.now().toISOString()), 'expired'));
+    await inTransaction(this.db, async (trx) => this.end(trx, await expiredOpenConnections(trx, this.clock.now().toISOString()), 'expired'));
   }
 
   /** Ends an app's connections and tokens (before the app is deleted). */
-  async endAppGrants(exec: Executor, app: AppRow): Promise<void> {
+  private async endAppGrants(exec: Executor, app: AppRow): Promise<void> {
     await this.end(exec, await openConnectionsOf(exec, { appId: app.id }), 'app_deleted');
     await revokeAppTokens(exec, app.id, this.clock.now().toISOString());
-    for (const listener of this.endedListeners) await listener(exec, [app.id], 'revoked');
+    await this.domain.emit(exec, 'credentials.ended', { ids: [app.id], how: 'revoked' });
   }
 
   /** Which of these connections are open, unexpired, and approved by a still usable key. */

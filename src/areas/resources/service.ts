@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
-import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '../../platform/errors.js';
+import { DomainError, badRequest, invalidField, notFound, type ErrorDetail } from '../../domain-errors.js';
 import { newId } from '../../platform/ids.js';
 import { spliceJson } from '../../platform/json-body.js';
 import type { EventsService, EventWriter } from '../events/service.js';
+import type { DomainEvents } from '../../domain-events.js';
 import type { LoadResources, ResourceReadModel } from './read-model.js';
 import {
   allResources,
@@ -79,7 +80,7 @@ function validateFields(input: { name?: string; attributes?: Record<string, unkn
   if (input.attributes !== undefined && Buffer.byteLength(JSON.stringify(input.attributes)) > ATTRIBUTES_MAX_BYTES) {
     details.push({ path: '/attributes', message: `must be at most ${ATTRIBUTES_MAX_BYTES} bytes as JSON` });
   }
-  if (details.length > 0) throw new ApiError(400, 'invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
+  if (details.length > 0) throw new DomainError('invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
   return name;
 }
 
@@ -91,6 +92,7 @@ export class ResourcesService {
     private readonly clock: Clock,
     private readonly events: EventsService,
     readModel: (load: LoadResources) => ResourceReadModel,
+    domain: DomainEvents,
   ) {
     this.views = readModel(async (accountId, limit, afterSeq) =>
       afterSeq === undefined
@@ -100,7 +102,7 @@ export class ResourcesService {
           }))
         : { newestEventId: 0, records: await resourceRecords(db, accountId, limit, afterSeq) },
     );
-    events.onCommit((accountId, committed) => this.views.committed(accountId, committed));
+    domain.afterCommit('events.appended', ({ accountId, events: committed }) => this.views.committed(accountId, committed));
   }
 
   async create(accountId: string, input: CreateResourceInput): Promise<Resource> {
@@ -229,7 +231,7 @@ export class ResourcesService {
 
 function checkPrecondition(current: Resource, precondition: VersionPrecondition): void {
   if (precondition === undefined || precondition === '*' || precondition.includes(current.version)) return;
-  throw new ApiError(412, 'precondition_failed', `The resource is at version ${current.version}`, [
+  throw new DomainError('precondition_failed', `The resource is at version ${current.version}`, [
     { path: '/version', message: `current version is ${current.version}`, currentVersion: current.version },
   ]);
 }

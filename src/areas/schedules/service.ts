@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Credential } from '../../platform/credential.js';
-import { ApiError, insufficientScope, invalidField, notFound } from '../../platform/errors.js';
+import { DomainError, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
 import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event } from '../events/event.js';
 import { newId } from '../../platform/ids.js';
 import { actorOf, type AuditService } from '../audit/service.js';
@@ -202,7 +202,7 @@ export class SchedulesService {
 
   async update(caller: Credential, id: string, input: ScheduleInput): Promise<Schedule> {
     const changes = Object.keys(input).filter((key) => input[key as keyof ScheduleInput] !== undefined);
-    if (changes.length === 0) throw new ApiError(400, 'invalid_request', 'Send at least one of name, cron, at, timezone, action, enabled');
+    if (changes.length === 0) throw new DomainError('invalid_request', 'Send at least one of name, cron, at, timezone, action, enabled');
     if (input.cron != null && input.at != null) throw invalidField('/cron', 'send at most one of cron and at: setting one replaces the other');
     const now = this.clock.now();
     if (input.at != null && Date.parse(normalisedAt(input.at)) <= now.getTime()) throw invalidField('/at', 'must be in the future');
@@ -318,8 +318,8 @@ export class SchedulesService {
           await writer.append(row.action.eventType, row.action.data);
         }
       } catch (failure) {
-        if (!(failure instanceof ApiError)) throw failure;
-        error = failure.statusCode === 404 && row.action.type === 'set_state' ? `resource ${row.action.resourceId} no longer exists` : failure.message;
+        if (!(failure instanceof DomainError)) throw failure;
+        error = failure.code === 'not_found' && row.action.type === 'set_state' ? `resource ${row.action.resourceId} no longer exists` : failure.message;
       }
       const executedAt = this.clock.now().toISOString();
       const outcome = error === undefined ? 'succeeded' : 'failed';

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Credential } from '../../platform/credential.js';
-import { ApiError, conflict, insufficientScope, invalidField, notFound } from '../../platform/errors.js';
+import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
 import { newId, newSecret } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { actorOf, type AuditService } from '../audit/service.js';
@@ -194,7 +194,7 @@ export class WebhooksService {
   /** Pausing needs only webhooks:manage; every other change (an edit) and enabling also events:read. */
   async update(caller: Credential, id: string, input: WebhookInput): Promise<Webhook> {
     if (input.name === undefined && input.url === undefined && input.events === undefined && input.enabled === undefined) {
-      throw new ApiError(400, 'invalid_request', 'Send at least one of name, url, events, enabled');
+      throw new DomainError('invalid_request', 'Send at least one of name, url, events, enabled');
     }
     if (input.events !== undefined) validateEvents(input.events);
     const needsRead = (webhook: WebhookRow) =>

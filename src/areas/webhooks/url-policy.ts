@@ -2,7 +2,7 @@
 // information or fragment, and a host whose every address is public. The same address check runs
 // again on the address actually connected to at delivery (sender.ts), against DNS rebinding.
 import { lookup } from 'node:dns/promises';
-import { invalidField } from '../../platform/errors.js';
+import { invalidField } from '../../domain-errors.js';
 import { ipLiteral, isPublicAddress } from '../../platform/public-address.js';
 
 /** The URL as it will be stored, or a 400 naming what is wrong with it. */
