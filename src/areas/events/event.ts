@@ -20,16 +20,36 @@ export const CUSTOM_EVENT_TYPE_RULE = '`custom.` followed by 1-100 of [A-Za-z0-9
 /** The largest body of a published event, in bytes. */
 export const EVENT_BODY_LIMIT = 64 * 1024;
 
+const dataTexts = new WeakMap<Event, string>();
 const built = new WeakMap<Event, string>();
 
+/** An event's `data` as JSON text, made once per event: what its row stores. */
+export function eventDataJson(event: Event): string {
+  let text = dataTexts.get(event);
+  if (text === undefined) {
+    text = JSON.stringify(event.data);
+    dataTexts.set(event, text);
+  }
+  return text;
+}
+
 /**
- * The API JSON of a committed event (`id`, `type`, `data`, `createdAt`), built once per event
- * however many readers send it: the in-memory recent events and every open stream.
+ * The API JSON of an event from its parts, laid out as JSON.stringify lays out the Event: the one
+ * place its bytes are arranged, for committed events and for rows read back with their stored data.
+ */
+export function eventJsonOf(id: number, type: string, dataJson: string, createdAt: string): string {
+  return `{"id":${id},"type":${JSON.stringify(type)},"data":${dataJson},"createdAt":${JSON.stringify(createdAt)}}`;
+}
+
+/**
+ * The API JSON of a committed event, built once per event from the text its row stores, however
+ * many readers send it: the publish response, the in-memory recent events, every open stream and
+ * each webhook delivery.
  */
 export function eventJson(event: Event): string {
   let json = built.get(event);
   if (json === undefined) {
-    json = JSON.stringify({ id: event.id, type: event.type, data: event.data, createdAt: event.createdAt });
+    json = eventJsonOf(event.id, event.type, eventDataJson(event), event.createdAt);
     built.set(event, json);
   }
   return json;

@@ -5,7 +5,7 @@ import { credentialOf } from '../../platform/access.js';
 import { invalidField } from '../../domain-errors.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
-import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT } from './event.js';
+import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, eventJson } from './event.js';
 import type { EventsService } from './service.js';
 import { STREAM_HEARTBEAT_MS, type StreamHub } from './stream.js';
 import type { Capability } from '../system/capability.js';
@@ -122,7 +122,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     },
     async (request, reply) => {
       const event = await events.publishCustom(credentialOf(request).accountId, request.body.type, request.body.data);
-      return reply.code(201).send(event);
+      // The bytes the event's row, streams and deliveries carry; the schema still documents them.
+      return reply.code(201).type('application/json; charset=utf-8').send(eventJson(event));
     },
   );
 

@@ -2,20 +2,14 @@ import type { Executor } from '../../storage/schema.js';
 import { prefixLength, startsWith } from '../../storage/filters.js';
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
-
-export interface EventRow {
-  id: number;
-  type: string;
-  data: Record<string, unknown>;
-  createdAt: string;
-}
+import { eventDataJson, eventJsonOf, type Event } from './event.js';
 
 const insertEventRow = prepare((db, p: { accountId: string; id: number; type: string; data: string; createdAt: string }) =>
   db.insertInto('events').values({ account_id: p.accountId, id: p.id, type: p.type, data: p.data, created_at: p.createdAt }),
 );
 
-export async function insertEvent(db: Executor, accountId: string, event: EventRow): Promise<void> {
-  await insertEventRow.execute(db, { accountId, id: event.id, type: event.type, data: JSON.stringify(event.data), createdAt: event.createdAt });
+export async function insertEvent(db: Executor, accountId: string, event: Event): Promise<void> {
+  await insertEventRow.execute(db, { accountId, id: event.id, type: event.type, data: eventDataJson(event), createdAt: event.createdAt });
 }
 
 const eventSeq = prepare((db, p: { accountId: string }) => db.selectFrom('accounts').select('event_seq').where('id', '=', p.accountId));
@@ -70,7 +64,7 @@ function storedEvents(db: Executor, accountId: string, query: EventQuery): Promi
 }
 
 /** Events with `after` < id ≤ `upTo` (when given), oldest first, at most `limit`. */
-export async function listEvents(db: Executor, accountId: string, query: EventQuery): Promise<EventRow[]> {
+export async function listEvents(db: Executor, accountId: string, query: EventQuery): Promise<Event[]> {
   const rows = await storedEvents(db, accountId, query);
   return rows.map((row) => ({ id: Number(row.id), type: row.type, data: JSON.parse(row.data) as Record<string, unknown>, createdAt: row.created_at }));
 }
@@ -83,7 +77,7 @@ export async function listEventsJson(db: Executor, accountId: string, query: Eve
   const rows = await storedEvents(db, accountId, query);
   return rows.map((row) => {
     const id = Number(row.id);
-    return { id, type: row.type, json: Buffer.from(`{"id":${id},"type":${JSON.stringify(row.type)},"data":${row.data},"createdAt":${JSON.stringify(row.created_at)}}`) };
+    return { id, type: row.type, json: Buffer.from(eventJsonOf(id, row.type, row.data, row.created_at)) };
   });
 }
 

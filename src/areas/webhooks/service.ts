@@ -6,7 +6,7 @@ import { DomainError, conflict, insufficientScope, invalidField, notFound } from
 import { newId, newSecret } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { actorOf, type AuditService } from '../audit/service.js';
-import { CUSTOM_EVENT_TYPE, EVENT_TYPES, type Event } from '../events/event.js';
+import { CUSTOM_EVENT_TYPE, EVENT_TYPES, eventJson, type Event } from '../events/event.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
 import { authorizerOf, type Authorizer } from './authorizer.js';
@@ -302,7 +302,7 @@ export class WebhooksService {
             accountId,
             eventId: event.id,
             eventType: event.type,
-            payload: JSON.stringify({ id: event.id, type: event.type, data: event.data, createdAt: event.createdAt }),
+            payload: eventJson(event),
             gap: gap ? `${gap.from}-${gap.to}` : null,
             status: 'pending',
             attempts: [],
