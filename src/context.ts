@@ -127,7 +127,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const ids = (kind: string) => authorizers.filter((authorizer) => authorizer.kind === kind).map((authorizer) => authorizer.id);
     const [liveKeys, liveConnections, liveApps] = await Promise.all([
       keys.usableIds(ids('api_key')),
-      oauth.liveConnectionIds(ids('oauth_connection')),
+      oauth.connections.liveConnectionIds(ids('oauth_connection')),
       apps.existingIds(ids('oauth_app')),
     ]);
     return new Set([...liveKeys, ...liveConnections, ...liveApps]);

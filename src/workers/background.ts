@@ -29,7 +29,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
   const retention = new PeriodicTask('retention', config.retentionIntervalMs, async (signal) => {
     await services.events.prune({ signal });
     // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
-    await services.oauth.endExpired();
+    await services.oauth.connections.endExpired();
     await services.webhooks.housekeeping();
   }, log);
   // Due schedules are looked for every second; a claim in storage makes each run happen once.

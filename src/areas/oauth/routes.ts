@@ -147,14 +147,14 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
   async function authorizationRequest(params: Params, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
     let trusted;
     try {
-      trusted = await oauth.trustedClient(params);
+      trusted = await oauth.authorization.trustedClient(params);
     } catch (error) {
       if (!(error instanceof UntrustedRedirectError)) throw error;
       pageHeaders(reply).code(400).send(errorPage(error.message));
       return undefined;
     }
     try {
-      return oauth.validateRequest(trusted.app, trusted.redirectUri, params);
+      return oauth.authorization.validateRequest(trusted.app, trusted.redirectUri, params);
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       redirectWith(reply, trusted.redirectUri, {
@@ -183,7 +183,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       const params = request.query as Params;
       const authorization = await authorizationRequest(params, reply);
       if (!authorization) return reply;
-      return pageHeaders(reply, authorization.redirectUri).send(approvalPage(authorization, await oauth.formToken(authorization)));
+      return pageHeaders(reply, authorization.redirectUri).send(approvalPage(authorization, await oauth.authorization.formToken(authorization)));
     },
   );
 
@@ -210,7 +210,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       const form = (request.body ?? {}) as Params;
       const authorization = await authorizationRequest(form, reply);
       if (!authorization) return reply;
-      if (!(await oauth.checkFormToken(authorization, form.csrf))) {
+      if (!(await oauth.authorization.checkFormToken(authorization, form.csrf))) {
         return pageHeaders(reply).code(400).send(errorPage('This approval form has expired or was not issued by this service. Start again from the application.'));
       }
       const iss = oauth.issuer;
@@ -218,10 +218,10 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
         return redirectWith(reply, authorization.redirectUri, { error: 'access_denied', error_description: 'The user cancelled', state: authorization.state, iss });
       }
       if (form.action !== 'approve') return pageHeaders(reply).code(400).send(errorPage('Choose Connect or Cancel.'));
-      const outcome = await oauth.approve(authorization, (form.api_key ?? '').trim());
+      const outcome = await oauth.authorization.approve(authorization, (form.api_key ?? '').trim());
       if ('problem' in outcome) {
         const status = outcome.problem.includes('permission') ? 403 : 401;
-        return pageHeaders(reply, authorization.redirectUri).code(status).send(approvalPage(authorization, await oauth.formToken(authorization), outcome.problem));
+        return pageHeaders(reply, authorization.redirectUri).code(status).send(approvalPage(authorization, await oauth.authorization.formToken(authorization), outcome.problem));
       }
       return redirectWith(reply, authorization.redirectUri, { code: outcome.code, state: authorization.state, iss });
     },
