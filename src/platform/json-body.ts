@@ -1,6 +1,6 @@
 // Response bodies spliced from JSON the service already holds, as UTF-8 bytes. Encoding text to
-// UTF-8 on every response was a fifth of an event page's CPU (a 45 KB page with a non-ASCII
-// character takes V8's slow path, about 30 µs); JSON kept in memory is encoded once instead.
+// UTF-8 on every response was a fifth of an event page's CPU (a page with a non-ASCII character
+// takes V8's slow path; figures in bench/README.md); JSON kept in memory is encoded once instead.
 
 /** `text` as UTF-8 in a buffer of its own: kept long in memory, it must not pin a shared pool slab. */
 export function ownBytes(text: string): Buffer {

@@ -4,8 +4,8 @@
 import { performance } from 'node:perf_hooks';
 
 /**
- * How often storage is asked at most. The question takes two locking system calls (about 9 µs
- * inside a busy server, measured with npm run bench --profile), so it is not asked on every read:
+ * How often storage is asked at most. The question takes two locking system calls (as much as a
+ * small read, measured with npm run bench --profile), so it is not asked on every read:
  * another process's commit is noticed within this long.
  */
 export const EXTERNAL_WRITE_CHECK_MS = 1;

@@ -97,7 +97,7 @@ class Lease implements DatabaseConnection {
 
 /**
  * Group commit. A commit costs far more than the statements before it (writing its pages to the
- * write-ahead log and taking the write lock: about 65 of a PATCH's 80 µs of SQLite time), and
+ * write-ahead log and taking the write lock: most of a PATCH's SQLite time, bench/README.md), and
  * requests that arrive together reach their transactions one after another within one turn of the
  * event loop. So a finished transaction does not commit: it hands the connection on, the next
  * transactions run as further savepoints of the same outer one, and that commits once, when the
@@ -235,9 +235,8 @@ const transactionStatements = new WeakMap<DialectAdapter, StatementRunner>();
 
 /**
  * Runs a statement of a transaction of this SQLite Kysely instance (known by its adapter) on the
- * connection itself, past Kysely's executor: its connection provider and promise chain cost ~2 µs
- * a statement, as much as better-sqlite3 takes to run a prepared one (measured in a loop of the
- * event counter's update: 4.5 µs through Kysely, 2.6 µs direct). Only for a transaction: it holds
+ * connection itself, past Kysely's executor: its connection provider and promise chain cost
+ * as much a statement as better-sqlite3 takes to run a prepared one (bench/README.md). Only for a transaction: it holds
  * the one connection from begin to commit, so no other statement can be running on it, and its
  * statements, being synchronous, run in the order they are called. Undefined for other dialects.
  */
