@@ -1,4 +1,4 @@
-// Environment → typed, validated configuration (api-decisions §1).
+// Environment → typed, validated configuration (docs/decisions.md: "Operator CLI").
 // Every variable is validated up front so a typo fails the start, not the first request.
 
 import ipaddr from 'ipaddr.js';

@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 
-/** Prefixed identifier with 128 random bits, URL-safe (decisions §2): `key_…`, `res_…`. */
+/** Prefixed identifier with 128 random bits, URL-safe (docs/decisions.md: "HTTP contract"): `key_…`, `res_…`. */
 export function newId(prefix: string): string {
   return `${prefix}_${randomBytes(16).toString('base64url')}`;
 }

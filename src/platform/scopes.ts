@@ -20,5 +20,5 @@ export function isScope(value: string): value is Scope {
   return Object.hasOwn(SCOPE_DESCRIPTIONS, value);
 }
 
-/** Scopes an OAuth token may hold: managing keys and apps stays with API keys (decisions §5). */
+/** Scopes an OAuth token may hold: managing keys and apps stays with API keys (docs/decisions.md: "Applications and OAuth"). */
 export const OAUTH_GRANTABLE: ReadonlySet<Scope> = new Set(ALL_SCOPES.filter((scope) => scope !== 'keys:manage' && scope !== 'apps:manage'));

@@ -7,7 +7,7 @@ export interface AccountsTable {
   name: string;
   email: string | null;
   created_at: string;
-  /** Last event id handed out; the per-account counter row that orders events (decisions §7). */
+  /** Last event id handed out; the per-account counter row that orders events (docs/decisions.md: "Events and streams"). */
   event_seq: Generated<number>;
   /** Last audit position handed out, the audit log's cursor. */
   audit_seq: Generated<number>;

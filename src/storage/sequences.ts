@@ -15,7 +15,7 @@ const increments = { event_seq: increment('event_seq'), audit_seq: increment('au
 
 /**
  * Takes the next value of one of the account's counters. The update locks the account's row until
- * the transaction ends, so numbers are handed out in commit order with no gaps (decisions §7).
+ * the transaction ends, so numbers are handed out in commit order with no gaps (docs/decisions.md: "Events and streams").
  */
 export async function nextSequence(db: Executor, accountId: string, counter: Counter, by = 1): Promise<number> {
   const row = (await increments[counter].first(db, { accountId, by })) as Record<Counter, number> | undefined;

@@ -1,4 +1,4 @@
-// Registered applications (/api/v1/apps, decisions §5): public and confidential apps, their
+// Registered applications (/api/v1/apps, docs/decisions.md: "Applications and OAuth"): public and confidential apps, their
 // redirect-URI and scope rules, the secret shown once and rotated, isolation between accounts,
 // every refusal with its status and nothing written, and the audit records.
 import { createHash } from 'node:crypto';

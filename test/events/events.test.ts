@@ -1,5 +1,5 @@
 // The account's event log over HTTP: publishing custom events, polling by cursor with type
-// filters, retention (410 and physical pruning), scopes and isolation (decisions §2, §7).
+// filters, retention (410 and physical pruning), scopes and isolation (docs/decisions.md: "HTTP contract", "Events and streams").
 import { describe, expect, it } from 'vitest';
 import { TestApp, useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/expect.js';

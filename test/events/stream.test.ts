@@ -1,6 +1,6 @@
 // GET /api/v1/events/stream over a real socket, read by a real SSE client (the `eventsource`
 // package) and by plain fetch: replay then live with no gap or duplicate at the seam,
-// Last-Event-ID, type filters, headers, the per-account cap, heartbeats and shutdown (decisions §7).
+// Last-Event-ID, type filters, headers, the per-account cap, heartbeats and shutdown (docs/decisions.md: "Events and streams").
 import Fastify from 'fastify';
 import { EventSource } from 'eventsource';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -241,7 +241,7 @@ describe('event stream', () => {
   });
 
   it('stays exact when notifications repeat, arrive late and out of order, or get lost', async () => {
-    // The bus only hints that events exist (decisions §7; across processes notifications can be
+    // The bus only hints that events exist (docs/decisions.md: "Events and streams"; across processes notifications can be
     // repeated, reordered or lost): the stream must still send every id once, in order.
     const caller = await app().account();
     const resource = await createResource(caller.key, 'flaky');

@@ -1,6 +1,6 @@
 // The Home Assistant integration: its information document, and a snapshot of every resource
 // with the event cursor that continues it, so that following events from the cursor misses
-// nothing and repeats nothing (decisions §9, §7).
+// nothing and repeats nothing (docs/decisions.md: "Home Assistant", "Events and streams").
 import { describe, expect, it } from 'vitest';
 import { useTestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/expect.js';

@@ -1,4 +1,4 @@
-// Several `devdata serve` processes on one PostgreSQL database (decisions §1, §2, §7): concurrent
+// Several `devdata serve` processes on one PostgreSQL database (docs/decisions.md: "Operator CLI", "HTTP contract", "Events and streams"): concurrent
 // migrations at start, event ids dense and in commit order across processes, a cursor poller and
 // a stream that never skip an event held back by a slow writer, live streams fed by writes made in
 // other processes, key revocation seen by every process within 100 ms (at once while notifications are down), and one

@@ -1,4 +1,4 @@
-// The authorization endpoint (decisions §5): the approval page and its headers, the faults shown
+// The authorization endpoint (docs/decisions.md: "Applications and OAuth"): the approval page and its headers, the faults shown
 // as a page (unknown client, unregistered redirect URI, a tampered or stale form) and those sent
 // back to the app as a 303 with error, state and iss, and the approval or cancellation itself.
 import { describe, expect, it } from 'vitest';

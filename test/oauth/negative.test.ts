@@ -1,4 +1,4 @@
-// The token endpoint's refusals (RFC 6749 §5.2, RFC 7636, RFC 9700, decisions §5): every way a
+// The token endpoint's refusals (RFC 6749 §5.2, RFC 7636, RFC 9700, docs/decisions.md: "Applications and OAuth"): every way a
 // code, a verifier, a client or a scope can be wrong, each answered with the decided error and
 // status, and nothing issued. oauth4webapi sends what a client library would send; requests no
 // library would make are sent by hand.

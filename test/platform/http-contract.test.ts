@@ -1,4 +1,4 @@
-// The HTTP contract every route shares (decisions §2, spec "Errors" and "Limits"): request ids,
+// The HTTP contract every route shares (docs/decisions.md: "HTTP contract", spec "Errors" and "Limits"): request ids,
 // the error body, authentication challenges, body parsing, content types, size limits, CORS and
 // the rate limit. Everything goes through the real app, so /openapi.json is checked as well.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Resources (decisions §2, §6, §7; specification "Resource", "States and transitions", "Resources"):
+// Resources (docs/decisions.md: "HTTP contract", "Resources", "Events and streams"; specification "Resource", "States and transitions", "Resources"):
 // creation and its type/state rules, field limits, partial updates with versions and ETags,
 // optimistic concurrency, the events every change writes, the list, scopes and account isolation.
 import { describe, expect, it } from 'vitest';

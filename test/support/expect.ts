@@ -1,4 +1,4 @@
-// Assertions on the API's common error body (decisions §2), shared by the test files.
+// Assertions on the API's common error body (docs/decisions.md: "HTTP contract"), shared by the test files.
 import { expect } from 'vitest';
 import type { TestResponse } from './app.js';
 

@@ -1,4 +1,4 @@
-// End to end through the built operator CLI (decisions §1): `node dist/cli.js …` as a child
+// End to end through the built operator CLI (docs/decisions.md: "Operator CLI"): `node dist/cli.js …` as a child
 // process on a temporary SQLite file, and the server it starts called over real HTTP.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -428,7 +428,7 @@ describe('devdata CLI (built)', () => {
     });
 
     it('with PORT=0 and no BASE_URL, advertises the port it chose as its base address', async () => {
-      // BASE_URL defaults to http://localhost:$PORT (decisions §1); PORT=0 means "any free port", so
+      // BASE_URL defaults to http://localhost:$PORT (docs/decisions.md: "Operator CLI"); PORT=0 means "any free port", so
       // the public base address (OpenAPI servers, OAuth endpoints and issuer) must name the chosen one.
       const port = new URL(baseUrl).port;
       const response = await fetch(`${baseUrl}/openapi.json`);

@@ -196,7 +196,7 @@ describe('public system endpoints', () => {
     expect(authorizationCode.authorizationUrl).toMatch(/\/oauth\/authorize$/);
     expect(authorizationCode.tokenUrl).toMatch(/\/oauth\/token$/);
     expect(clientCredentials.tokenUrl).toMatch(/\/oauth\/token$/);
-    // Every scope an OAuth token may hold; keys:manage and apps:manage never are (decisions §5).
+    // Every scope an OAuth token may hold; keys:manage and apps:manage never are (docs/decisions.md: "Applications and OAuth").
     const grantable = ALL_SCOPES.filter((scope) => scope !== 'keys:manage' && scope !== 'apps:manage');
     expect(Object.keys(authorizationCode.scopes).sort()).toEqual([...grantable].sort());
     expect(Object.keys(clientCredentials.scopes).sort()).toEqual([...grantable].sort());

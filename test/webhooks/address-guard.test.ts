@@ -1,4 +1,4 @@
-// The destination check at delivery time (decisions §8): with WEBHOOK_ALLOW_PRIVATE_TARGETS off,
+// The destination check at delivery time (docs/decisions.md: "Webhooks"): with WEBHOOK_ALLOW_PRIVATE_TARGETS off,
 // the address actually connected to must be public, so a name that passed the check at creation
 // and now resolves to loopback (DNS rebinding) is refused when connecting. Everything here stays
 // on this machine: the names used resolve from /etc/hosts or are IP literals, and the only

@@ -1,4 +1,4 @@
-// At-least-once delivery across a crash (spec "Durable delivery", decisions §8): a real
+// At-least-once delivery across a crash (spec "Durable delivery", docs/decisions.md: "Webhooks"): a real
 // `devdata serve` process is SIGKILLed while deliveries are in flight to a slow loopback receiver;
 // a restarted server on the same database delivers every event, each under one stable delivery id.
 import { mkdtempSync, rmSync } from 'node:fs';

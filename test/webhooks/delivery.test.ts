@@ -1,5 +1,5 @@
 // Webhook delivery to real HTTP receivers on loopback (WEBHOOK_ALLOW_PRIVATE_TARGETS on, as in
-// development), spec "Webhook delivery" and decisions §8: the exact body and headers, signatures
+// development), spec "Webhook delivery" and docs/decisions.md: "Webhooks": the exact body and headers, signatures
 // checked by an independent implementation (the stripe package) and by the receiver example in
 // docs/decisions.md, retries on a fast schedule, failing, hanging, redirecting and slow receivers
 // that never hold up the others, rotation, manual retry, pausing, the queue cap with its audit

@@ -1,4 +1,4 @@
-// The webhook management API (spec "Webhooks", decisions §8) with the production URL rules
+// The webhook management API (spec "Webhooks", docs/decisions.md: "Webhooks") with the production URL rules
 // (WEBHOOK_ALLOW_PRIVATE_TARGETS off): scopes, validation, the URL matrix, the 20-per-account cap,
 // isolation between accounts, the secret shown only at create and rotate and stored encrypted.
 // No event is ever published in this file, so no webhook here sends anything anywhere.

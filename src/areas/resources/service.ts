@@ -49,7 +49,7 @@ export interface UpdateResourceInput {
 /** A version precondition from If-Match: the versions it accepts, `*` (any), or none given. */
 export type VersionPrecondition = number[] | '*' | undefined;
 
-/** What a state of each type may be (decisions §6); undefined when allowed, else the reason. */
+/** What a state of each type may be (docs/decisions.md: "Resources"); undefined when allowed, else the reason. */
 export function stateProblem(type: ResourceType, state: unknown): string | undefined {
   const isText = typeof state === 'string';
   switch (type) {
