@@ -35,7 +35,8 @@ const KINDS = [
   { key: 'get', label: 'GET one resource', path: (account: Account, index: number) => `/api/v1/resources/res_${account.prefix}_${(index * 7919) % account.size}` },
   { key: 'first', label: 'first page (50)', path: () => '/api/v1/resources?limit=50' },
   { key: 'deep', label: 'page at 90% (offset 90,000 / 900)', path: (account: Account) => `/api/v1/resources?limit=50&offset=${Math.floor(account.size * 0.9)}` },
-  { key: 'type', label: 'page of a type (switch, 1%)', path: () => '/api/v1/resources?type=switch&limit=50' },
+  // 10 a page: the small account has 10 switches, so both pages carry the same number of resources.
+  { key: 'type', label: 'page of a type (switch, 1%; 10 a page)', path: () => '/api/v1/resources?type=switch&limit=10' },
   { key: 'tag', label: 'page of a tag (tenth, 10%)', path: () => '/api/v1/resources?tag=tenth&limit=50' },
 ] as const;
 
