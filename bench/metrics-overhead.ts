@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { sleep, stop } from './children.js';
-import { httpSpecsFor, measureHttp, type HttpMeasurement } from './http-rows.js';
+import { cannon, httpSpecsFor, measureHttp, type HttpMeasurement } from './http-rows.js';
 import type { HttpRowKey, Options } from './options.js';
 import { log, round } from './results.js';
 import { launchDevdata, ROOT, type Launched } from './server.js';
@@ -110,6 +110,9 @@ export async function measureMetricsOverhead(options: Options, rounds: number, w
     const scrapedBefore = await scrapedRequests(metricsUrl);
 
     const specs = { with: httpSpecsFor(servers.with.server.origin, servers.with.auth, servers.with.seeded), without: httpSpecsFor(servers.without.server.origin, servers.without.auth, servers.without.seeded) };
+    // Both servers warmed on every row first (JIT, caches): otherwise the first measurement of the run is of a cold server.
+    const warmSeconds = Math.max(options.warmup, options.smoke ? 1 : 3);
+    for (const key of rowKeys) for (const side of ['without', 'with'] as const) await cannon(specs[side][key], options, warmSeconds);
     const rows: OverheadRow[] = [];
     let requestsWith = 0;
     for (const key of rowKeys) {
