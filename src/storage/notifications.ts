@@ -19,6 +19,8 @@ export interface Notifications {
 }
 
 const RECONNECT_DELAY_MS = 1000;
+/** The listening connection's `application_name` in pg_stat_activity. */
+export const NOTIFICATIONS_APPLICATION_NAME = 'devdata-notifications';
 
 export class PostgresNotifications implements Notifications {
   private client: pg.Client | undefined;
@@ -34,7 +36,12 @@ export class PostgresNotifications implements Notifications {
 
   async notifyMany(exec: Executor, channel: string, payloads: readonly string[]): Promise<void> {
     if (payloads.length === 0) return;
-    await sql`select pg_notify(${channel}, payload) from unnest(${[...payloads]}::text[]) as payload`.execute(exec);
+    // The listening connection is idle between notifications: sent there, the notifications do not
+    // queue for a pooled connection behind the requests (writers waiting on an account's row hold
+    // them all under load).
+    const client = this.client;
+    if (client) await client.query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [channel, [...payloads]]);
+    else await sql`select pg_notify(${channel}, payload) from unnest(${[...payloads]}::text[]) as payload`.execute(exec);
   }
 
   async listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void, onLost?: () => void): Promise<void> {
@@ -44,7 +51,8 @@ export class PostgresNotifications implements Notifications {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString });
+    // Named, so an operator (and the multi-process test) can tell it from the pool's connections.
+    const client = new pg.Client({ connectionString: this.connectionString, application_name: NOTIFICATIONS_APPLICATION_NAME });
     client.on('notification', (message) => this.channels.get(message.channel)?.onMessage(message.payload ?? ''));
     const lost = () => {
       if (this.client === client) this.scheduleReconnect();

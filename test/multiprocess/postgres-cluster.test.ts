@@ -445,7 +445,7 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
 
     // Every process's listening connection is cut (they reconnect a second later): the revocation's
     // notification below reaches nobody.
-    const cut = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'`);
+    const cut = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`);
     expect(cut.rowCount).toBeGreaterThanOrEqual(3);
     await sleep(200);
     expect((await api(A, 'DELETE', `/api/v1/keys/${created.json.id}`, { key })).status).toBe(204);
@@ -454,7 +454,7 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
       expect(response.status, `${base}: ${JSON.stringify(response.json)}`).toBe(401);
     }
     // Reconnected, they cache again and still hear revocations.
-    await until(async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'`)).rows[0].n >= 3, 'listeners back');
+    await until(async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`)).rows[0].n >= 3, 'listeners back');
     const again = await api(A, 'POST', '/api/v1/keys', { key, body: { name: 'Fourth key', scopes: ['events:read'] } });
     for (const base of [B, C]) expect((await api(base, 'GET', '/api/v1/events?limit=1', { key: again.json.key })).status).toBe(200);
     expect((await api(A, 'DELETE', `/api/v1/keys/${again.json.id}`, { key })).status).toBe(204);

@@ -64,6 +64,8 @@ export class NotifyingEventBus implements EventBus {
   /** Per account, the newest id committed here and not yet notified; sent when the loop turns. */
   private readonly unannounced = new Map<string, number>();
   private announcing = false;
+  /** One statement at a time (on the listening connection): what commits meanwhile goes in the next. */
+  private sending = false;
   /** Per account with listeners: the newest id handed to them, and the fetch in progress. */
   private readonly delivered = new Map<string, number>();
   private readonly fetching = new Map<string, Promise<void>>();
@@ -103,7 +105,11 @@ export class NotifyingEventBus implements EventBus {
     const last = events.at(-1);
     if (!last || last.id <= (this.unannounced.get(accountId) ?? 0)) return;
     this.unannounced.set(accountId, last.id);
-    if (this.announcing) return;
+    this.scheduleNotifications();
+  }
+
+  private scheduleNotifications(): void {
+    if (this.announcing || this.sending) return;
     this.announcing = true;
     setImmediate(() => void this.sendNotifications());
   }
@@ -117,10 +123,14 @@ export class NotifyingEventBus implements EventBus {
     const payloads = [...this.unannounced].map(([accountId, id]) => `${accountId} ${id}`);
     this.unannounced.clear();
     this.announcing = false;
+    this.sending = true;
     try {
       await this.notifications.notifyMany(this.db, CHANNEL, payloads);
     } catch {
       // Storage trouble: the others' poll catches up.
+    } finally {
+      this.sending = false;
+      if (this.unannounced.size > 0) this.scheduleNotifications();
     }
   }
 
