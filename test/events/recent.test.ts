@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryRecentEvents, NoRecentEvents, RECENT_EVENTS_PER_ACCOUNT, type RecentEvents } from '../../src/areas/events/recent.js';
 import type { Event } from '../../src/areas/events/event.js';
+import { ExternalWrites, EXTERNAL_WRITE_CHECK_MS } from '../../src/storage/external-writes.js';
 
 const event = (id: number, type = 'custom.tick'): Event => ({ id, type, data: { n: id }, createdAt: '2026-11-23T10:00:00.000Z' });
 const events = (from: number, to: number, type?: string) => Array.from({ length: to - from + 1 }, (_, index) => event(from + index, type));
@@ -33,6 +34,29 @@ describe('InMemoryRecentEvents', () => {
     expect(ids(recent.after('acc_1', 0, 10, { value: 'custom.', prefix: true }))).toEqual([2, 4]);
     expect(ids(recent.after('acc_1', 0, 10, { value: 'resource.updated', prefix: false }))).toEqual([3]);
     expect(ids(recent.after('acc_1', 2, 1, { value: 'custom.', prefix: true }))).toEqual([4]);
+  });
+
+  it("does not take its own commit for the newest when another process's later commit was noticed before it got here", async () => {
+    // Two servers on one SQLite file (schedules/several-processes.test.ts found it): this one commits
+    // event 4, the other commits 5 and 6, a read here notices that (and drops everything), and only
+    // then does event 4's after-commit bookkeeping arrive.
+    let dataVersion = 1;
+    const afterCheckInterval = () => new Promise((resolvePromise) => setTimeout(resolvePromise, EXTERNAL_WRITE_CHECK_MS + 1));
+    const recent = new InMemoryRecentEvents(10_000, { externalWrites: new ExternalWrites(() => dataVersion) });
+    recent.committed('acc_1', events(1, 3), recent.mark());
+    expect(recent.newest('acc_1')).toBe(3);
+    const mark = recent.mark();
+    dataVersion++;
+    await afterCheckInterval();
+    expect(recent.newest('acc_1')).toBeUndefined();
+    recent.committed('acc_1', [event(4)], mark);
+    expect(recent.newest('acc_1')).toBeUndefined();
+    expect(recent.after('acc_1', 3, 10, undefined)).toBeUndefined();
+    // This process's next commit comes after everything noticed: a run from it is trusted again.
+    await afterCheckInterval();
+    recent.committed('acc_1', [event(7)], recent.mark());
+    expect(recent.newest('acc_1')).toBe(7);
+    expect(ids(recent.after('acc_1', 6, 10, undefined))).toEqual([7]);
   });
 
   it('starts a new run at a gap, so what it holds stays consecutive', () => {

@@ -28,8 +28,16 @@ export interface RecentEvent {
 }
 
 export interface RecentEvents {
-  /** After commit: the account's new events, in id order. */
-  committed(accountId: string, events: readonly Event[]): void;
+  /**
+   * Inside a writing transaction, before it commits: a mark to pass to `committed`, which tells
+   * whether another process's commits were noticed in between.
+   */
+  mark(): number;
+  /**
+   * After commit: the account's new events, in id order. With the transaction's `mark`, they are
+   * not kept when another process's commits were noticed since: those may lie after them.
+   */
+  committed(accountId: string, events: readonly Event[], mark?: number): void;
   /**
    * Up to `limit` events with id > `after` (of the type, if given) and the newest id known, or
    * undefined when memory does not hold every event after `after`: then storage answers. With
@@ -109,6 +117,8 @@ export class InMemoryRecentEvents implements RecentEvents {
   private readonly capacity: number;
   private readonly externalWrites: ExternalWrites | undefined;
   readonly needsNewestFromStorage: boolean;
+  /** How many times everything was dropped for another process's commits. */
+  private drops = 0;
 
   constructor(retention: number, options: RecentEventsOptions = {}) {
     // Never more than the log keeps: an event this holds is one storage still has.
@@ -118,7 +128,16 @@ export class InMemoryRecentEvents implements RecentEvents {
     this.runs = new LRUCache<string, Run>({ maxSize: options.budget ?? RECENT_EVENTS_BUDGET, sizeCalculation: (run) => Math.max(1, run.weight) });
   }
 
-  committed(accountId: string, events: readonly Event[]): void {
+  mark(): number {
+    this.dropIfWrittenElsewhere();
+    return this.drops;
+  }
+
+  committed(accountId: string, events: readonly Event[], mark?: number): void {
+    this.dropIfWrittenElsewhere();
+    // Another process committed after this transaction began and it was noticed (and everything
+    // dropped) before these events got here: kept now, they would pass for the newest.
+    if (mark !== undefined && mark !== this.drops) return;
     let run = this.runs.peek(accountId);
     for (const event of events) {
       if (run && event.id <= run.newest) continue;
@@ -134,7 +153,10 @@ export class InMemoryRecentEvents implements RecentEvents {
 
   /** Another process appended events this one was not told of: none of the runs can be trusted. */
   private dropIfWrittenElsewhere(): void {
-    if (this.externalWrites?.happened()) this.runs.clear();
+    if (this.externalWrites?.happened()) {
+      this.runs.clear();
+      this.drops++;
+    }
   }
 
   newest(accountId: string): number | undefined {
@@ -157,6 +179,10 @@ export class InMemoryRecentEvents implements RecentEvents {
 /** For several processes sharing storage: nothing is kept, every read goes to storage. */
 export class NoRecentEvents implements RecentEvents {
   readonly needsNewestFromStorage = false;
+
+  mark(): number {
+    return 0;
+  }
 
   committed(): void {}
 

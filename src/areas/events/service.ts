@@ -60,6 +60,8 @@ export class EventsService {
     const appended: Event[] = [];
     return inTransaction(this.db, async (trx) => {
       let nextId = await nextSequence(trx, accountId, 'event_seq');
+      // Taken holding the account's row (and on SQLite the write lock): see RecentEvents.mark.
+      const recentMark = this.recent.mark();
       const writer: EventWriter = {
         trx,
         accountId,
@@ -78,7 +80,7 @@ export class EventsService {
       if (appended.length === 0) throw new Error('an event transaction committed no event');
       afterCommit(trx, () => {
         this.usage.count(accountId, { eventsCreated: appended.length });
-        this.recent.committed(accountId, appended);
+        this.recent.committed(accountId, appended, recentMark);
         this.bus.publish(accountId, appended);
       });
       await this.domain.emit(trx, 'events.appended', { accountId, events: appended });
