@@ -28,7 +28,7 @@ export class DeveloperService {
     private readonly options: { capacity: number; sessionTtlSeconds: number },
   ) {}
 
-  /** Counts the attempt first; 429 on the sixth within the hour, whatever the earlier ones did. */
+  /** Counts the attempt first; refused (rate_limited) on the sixth within the hour, whatever the earlier ones did. */
   async countAttempt(ip: string): Promise<void> {
     const decision = await this.attempts.check(`signup:${ip}`, SIGNUP_ATTEMPTS_PER_HOUR, true);
     if (!decision.allowed) {
