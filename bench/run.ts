@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     table,
   };
   writeFileSync(outPath, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(outPath.replace(/\.json$/, '') + '.md', `${table}\n`);
+  writeFileSync(`${outPath.replace(/\.json$/, '')}.md`, `${table}\n`);
   console.log(`\n${table}\n`);
   log(`results written to ${outPath}`);
 

@@ -85,8 +85,7 @@ function processQueue(): void {
   queue = [];
   for (const { stream, at, text } of chunks) {
     stream.buffer += text;
-    let end: number;
-    while ((end = stream.buffer.indexOf('\n\n')) !== -1) {
+    for (let end = stream.buffer.indexOf('\n\n'); end !== -1; end = stream.buffer.indexOf('\n\n')) {
       const block = stream.buffer.slice(0, end);
       stream.buffer = stream.buffer.slice(end + 2);
       handleMessage(stream, block.replace(/\r/g, ''), at);

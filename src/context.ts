@@ -177,7 +177,9 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   metrics?.gauge('devdata_event_streams_open', 'Server-Sent Events streams open in this process', () => streams.size);
   // Streams close once the revocation committed (a rolled-back one leaves them open).
   domain.afterCommit('key.revoked', (key) => streams.closeFor(key.id));
-  domain.afterCommit('credentials.ended', ({ ids }) => ids.forEach((id) => streams.closeFor(id)));
+  domain.afterCommit('credentials.ended', ({ ids }) => {
+    for (const id of ids) streams.closeFor(id);
+  });
   const services: Services = {
     audit,
     accounts,

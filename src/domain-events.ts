@@ -52,7 +52,10 @@ export class DomainEvents {
 
 function register<T>(map: Map<DomainEventName, T[]>, name: DomainEventName, reaction: T): () => void {
   let list = map.get(name);
-  if (!list) map.set(name, (list = []));
+  if (!list) {
+    list = [];
+    map.set(name, list);
+  }
   list.push(reaction);
   return () => {
     const index = list.indexOf(reaction);

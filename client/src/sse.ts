@@ -22,8 +22,7 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
     for (;;) {
       const { done, value } = await reader.read();
       buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+      for (let newline = buffer.search(/\r\n|\r|\n/); newline >= 0; newline = buffer.search(/\r\n|\r|\n/)) {
         // A lone "\r" at the end may be the first half of "\r\n": wait for the next chunk.
         if (buffer[newline] === '\r' && newline === buffer.length - 1 && !done) break;
         const line = buffer.slice(0, newline);

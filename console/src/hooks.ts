@@ -55,7 +55,12 @@ export function useAction(): Action {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const mounted = useRef(true);
-  useEffect(() => () => void (mounted.current = false), []);
+  useEffect(
+    () => () => {
+      mounted.current = false;
+    },
+    [],
+  );
   const run = useCallback(async <T,>(act: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
     setError(undefined);

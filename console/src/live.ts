@@ -1,5 +1,5 @@
 // Following the event log live through the client's stream, with its state for the page to show.
-import { DevdataError, type DevdataClient, type DevdataEvent, type EventStream } from '@devdata/client';
+import type { DevdataError, DevdataClient, DevdataEvent, EventStream } from '@devdata/client';
 
 export type LiveStatus =
   | { state: 'connecting' }

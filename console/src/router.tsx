@@ -32,7 +32,7 @@ const listeners = new Set<() => void>();
 
 export function navigate(path: PagePath): void {
   window.history.pushState(null, '', hrefOf(path));
-  listeners.forEach((listener) => listener());
+  for (const listener of listeners) listener();
 }
 
 export function useCurrentPage(): PagePath {

@@ -14,5 +14,5 @@ export function listedEtags(header: string | undefined): '*' | string[] | undefi
 /** Whether If-None-Match lists this tag (given quoted, as sent in ETag) or is `*`. */
 export function noneMatch(header: string | undefined, etag: string): boolean {
   const listed = listedEtags(header);
-  return listed === '*' || (listed !== undefined && listed.includes(etag.replace(/^"|"$/g, '')));
+  return listed === '*' || listed?.includes(etag.replace(/^"|"$/g, '')) === true;
 }

@@ -66,9 +66,15 @@ class RequestMetrics {
 
   observe(method: string, route: string, status: number, seconds: number): void {
     let byMethod = this.series.get(route);
-    if (byMethod === undefined) this.series.set(route, (byMethod = new Map()));
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.series.set(route, byMethod);
+    }
     let byStatus = byMethod.get(method);
-    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
     let series = byStatus.get(status);
     if (series === undefined) {
       series = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: new Float64Array(HTTP_BUCKETS.length + 1) };
@@ -160,7 +166,10 @@ export class Metrics {
     for (const { type } of events) {
       const label = type.startsWith('custom.') ? 'custom' : type;
       let counter = this.eventsByType.get(label);
-      if (counter === undefined) this.eventsByType.set(label, (counter = this.events.labels(label)));
+      if (counter === undefined) {
+        counter = this.events.labels(label);
+        this.eventsByType.set(label, counter);
+      }
       counter.inc();
     }
   }

@@ -22,9 +22,11 @@ function securityFor(access: RouteAccess | undefined): Array<Record<string, stri
  * without an operationId: client generators name their methods after it.
  */
 function documentRoute(route: RouteOptions): void {
-  const schema = (route.schema ??= {}) as RouteOptions['schema'] & { operationId?: string; security?: unknown; hide?: boolean };
+  route.schema ??= {};
+  const schema = route.schema as RouteOptions['schema'] & { operationId?: string; security?: unknown; hide?: boolean };
   if (!schema.operationId && !schema.hide) throw new Error(`route ${String(route.method)} ${route.url} has no operationId`);
-  const response = (schema.response ??= {}) as Record<string, unknown>;
+  schema.response ??= {};
+  const response = schema.response as Record<string, unknown>;
   response['4xx'] ??= ref('Error');
   response['5xx'] ??= ref('Error');
   // Named apart from 4xx so that its Retry-After header can be documented; /health is never limited.

@@ -18,7 +18,8 @@ class LazyChildLogger {
   ) {}
 
   private logger(): FastifyBaseLogger {
-    return (this.made ??= this.parent.child(this.bindings, this.options));
+    this.made ??= this.parent.child(this.bindings, this.options);
+    return this.made;
   }
 
   /** Logs through the child, made now unless the level is off (pino's own methods would do nothing). */

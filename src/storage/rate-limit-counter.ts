@@ -78,7 +78,7 @@ export class BatchedRateLimitCounter implements RateLimitCounter {
   hit(key: string, windowStart: number, increment: boolean, limit: number): number | Promise<number> {
     if (!increment || limit < BATCH_FROM_LIMIT) return this.exact.hit(key, windowStart, increment);
     if (windowStart > this.newestWindow) this.newestWindow = windowStart;
-    let tally = this.tallies.get(key);
+    const tally = this.tallies.get(key);
     if (!tally || tally.windowStart !== windowStart) {
       const fresh: Tally = { windowStart, known: 0, pending: 0, merging: 0, first: undefined };
       this.tallies.set(key, fresh);

@@ -68,7 +68,7 @@ class CachedStatementConnection implements DatabaseConnection {
     return Promise.resolve({ numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] });
   }
 
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not used with SQLite');
   }
 }
@@ -90,7 +90,7 @@ class Lease implements DatabaseConnection {
     return this.driver.connection.executeQuery(compiledQuery);
   }
 
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not used with SQLite');
   }
 }

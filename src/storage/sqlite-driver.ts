@@ -29,6 +29,7 @@ const SQLite: typeof BetterSqlite3 = load();
 // The types under the same name, as `import SQLite from 'better-sqlite3'` gives them.
 declare namespace SQLite {
   type Database = BetterSqlite3.Database;
+  // biome-ignore lint/complexity/noBannedTypes: better-sqlite3's own constraint, repeated
   type Statement<BindParameters extends unknown[] | {} = unknown[], Result = unknown> = BetterSqlite3.Statement<BindParameters, Result>;
   type Options = BetterSqlite3.Options;
 }

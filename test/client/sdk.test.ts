@@ -90,7 +90,10 @@ describe('@devdata/client', () => {
   it('sends the credential from a function, so a token can be refreshed between calls', async () => {
     const { account, base } = await client();
     let asked = 0;
-    const devdata = new DevdataClient({ baseUrl: base, apiKey: () => (asked++, Promise.resolve(account.key)) });
+    const devdata = new DevdataClient({ baseUrl: base, apiKey: () => {
+        asked++;
+        return Promise.resolve(account.key);
+      }, });
     expect((await devdata.getCurrentCredential()).credential.id).toBe(account.keyId);
     await devdata.getApiInfo();
     expect(asked).toBe(2);

@@ -15,7 +15,7 @@ const directory = mkdtempSync(join(tmpdir(), 'devdata-verify-docs-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 function snippet(language: string): string {
-  const code = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(document)?.[1];
+  const code = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(document)?.[1];
   if (!code) throw new Error(`no ${language} block in docs/webhook-verification.md`);
   return code;
 }

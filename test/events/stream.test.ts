@@ -109,8 +109,7 @@ async function openRaw(url: string, key: string | undefined, headers: Record<str
         const text = decoder.decode(value, { stream: true });
         raw += text;
         buffer += text;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const message: SseMessage = { id: undefined, event: undefined, data: '' };

@@ -226,11 +226,11 @@ export function mutations(context: SchemaContext): Mutation[] {
         .constantFrom<Array<[string, string]>>(
           [],
           [['authorization', 'Bearer']],
-          [['authorization', 'Bearer ddk_' + 'a'.repeat(64)]],
+          [['authorization', `Bearer ddk_${'a'.repeat(64)}`]],
           [['authorization', 'Basic Zm9vOmJhcg==']],
           [['authorization', `Basic ${Buffer.from('%zz:%E0%A4%A').toString('base64')}`]],
           [['authorization', 'Basic !!!']],
-          [['authorization', 'Bearer ' + 'k'.repeat(8_000)]],
+          [['authorization', `Bearer ${'k'.repeat(8_000)}`]],
           [['x-api-key', '']],
           [['x-api-key', 'dda_forged']],
           [['authorization', 'bearer  ' + 'x']],

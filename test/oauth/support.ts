@@ -125,7 +125,7 @@ export function clientAuth(registered: RegisteredApp): oauth.ClientAuth {
  * The whole authorization-code flow with oauth4webapi: it builds the request, checks the callback's
  * state and iss, sends the code with the PKCE verifier and checks the token response.
  */
-export async function connect(app: TestApp, as: oauth.AuthorizationServer, registered: RegisteredApp, apiKey: string, scope?: string | null) {
+export async function connect(_app: TestApp, as: oauth.AuthorizationServer, registered: RegisteredApp, apiKey: string, scope?: string | null) {
   const client: oauth.Client = { client_id: registered.clientId };
   const redirectUri = registered.redirectUris[0] as string;
   const verifier = oauth.generateRandomCodeVerifier();

@@ -1,7 +1,7 @@
 // Keys, apps, webhooks and schedules list in creation order even when made in the same millisecond
 // (their timestamps tie and their ids are random), and migration 0009 numbers rows made before it
 // in the order they used to list in.
-import { Kysely, Migrator, sql } from 'kysely';
+import { type Kysely, Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, useTestApp } from '../support/app.js';
 import { migrations } from '../../src/storage/migrations/index.js';

@@ -75,7 +75,7 @@ async function expectRefusedUnwritten(request: () => Promise<Answer>, statuses =
 
 /** `{"k":{"k":…{"k":leaf}…}}`: the given depth counted from the outermost object as 1. */
 function nestedObject(depth: number, leaf = '1'): string {
-  return '{"k":'.repeat(depth - 1) + `{"k":${leaf}}` + '}'.repeat(depth - 1);
+  return `${'{"k":'.repeat(depth - 1)}{"k":${leaf}}${'}'.repeat(depth - 1)}`;
 }
 
 /** Alternating arrays and objects: `[{"k":[{"k":…}]}]`. */
@@ -121,7 +121,7 @@ describe('JSON nesting', () => {
     const atLimit = nestedObject(MAX_JSON_DEPTH - 2);
     const created = await send('POST', '/api/v1/resources', `{"name":"n","type":"sensor","state":1,"attributes":${atLimit}}`);
     expect(created.status, created.text).toBe(201);
-    const bracketsInText = '"' + '[{'.repeat(5_000) + '\\"' + '}]'.repeat(5_000) + '"';
+    const bracketsInText = `"${'[{'.repeat(5_000)}\\"${'}]'.repeat(5_000)}"`;
     const published = await send('POST', '/api/v1/events', `{"type":"custom.text","data":{"x":${bracketsInText}}}`);
     expect(published.status, published.text.slice(0, 200)).toBe(201);
   });

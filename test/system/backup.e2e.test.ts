@@ -335,14 +335,14 @@ describe('secrets an older release stored in plain text', () => {
     const db = new SQLite(dbPath);
     try {
       db.prepare(`insert into accounts (id, name, created_at) values ('acc_legacy0000000000000000', 'Legacy', '2026-01-01T00:00:00.000Z')`).run();
-      secrets.forEach((secret, index) =>
+      for (const [index, secret] of secrets.entries()) {
         db
           .prepare(
             `insert into webhooks (id, account_id, name, url, events, enabled, secret, authorized_by_kind, authorized_by_id, created_at, updated_at, created_seq)
              values (?, 'acc_legacy0000000000000000', 'old', 'https://hooks.legacy.example/x', '["resource.deleted"]', 1, ?, 'api_key', 'key_gone', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)`,
           )
-          .run(`wh_legacy${String(index).padStart(2, '0')}0000000000000000`, `plain:${secret}`, index + 1),
-      );
+          .run(`wh_legacy${String(index).padStart(2, '0')}0000000000000000`, `plain:${secret}`, index + 1);
+      }
     } finally {
       db.close();
     }

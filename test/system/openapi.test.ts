@@ -83,7 +83,7 @@ describe('the OpenAPI document for generators', () => {
 
   it('states the resource name limit once, in words, where the schema cannot', async () => {
     const { paths } = await document();
-    const body = (paths['/api/v1/resources']?.post as any).requestBody.content['application/json'].schema;
+    const body = (paths['/api/v1/resources']!.post as any).requestBody.content['application/json'].schema;
     expect(body.properties.name.maxLength).toBeUndefined();
     expect(body.properties.name.description).toMatch(/^1-200 characters after trimming/);
   });

@@ -14,7 +14,7 @@ export function StateInput({ id, type, value, onChange }: { id: string; type: Re
   if (type === 'switch' || type === 'binary_sensor') {
     return (
       <div class="field field-inline">
-        <input id={id} type="checkbox" role="switch" checked={value === true} onChange={(event) => onChange(event.currentTarget.checked)} />
+        <input id={id} type="checkbox" role="switch" aria-checked={value === true} checked={value === true} onChange={(event) => onChange(event.currentTarget.checked)} />
         <label for={id}>State: {value === true ? 'on' : 'off'}</label>
       </div>
     );

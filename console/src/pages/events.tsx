@@ -76,7 +76,7 @@ function EventTail() {
   const readHistory = async (after: number, upTo: number): Promise<number> => {
     const read = (from: number) => client.listEvents({ query: { after: from, limit: Math.max(1, Math.min(1000, upTo - from)), type: type || undefined } });
     let from = after;
-    let page;
+    let page: { data: Awaited<ReturnType<typeof read>>['data'] };
     try {
       page = await read(from);
     } catch (error) {

@@ -62,7 +62,15 @@ function ResourcesView() {
 
   const flash = (id: string) => {
     setFlashing((current) => new Set(current).add(id));
-    setTimeout(() => setFlashing((current) => ((current = new Set(current)), current.delete(id), current)), 2000);
+    setTimeout(
+      () =>
+        setFlashing((current) => {
+          const next = new Set(current);
+          next.delete(id);
+          return next;
+        }),
+      2000,
+    );
   };
 
   const apply = (event: DevdataEvent) => {
@@ -230,7 +238,10 @@ function ResourcesView() {
               </tbody>
             </table>
           </div>
-          <Pager offset={offset} count={page.data.length} hasMore={page.hasMore} pageSize={PAGE_SIZE} onChange={(next) => (setNewElsewhere(0), setOffset(next))} />
+          <Pager offset={offset} count={page.data.length} hasMore={page.hasMore} pageSize={PAGE_SIZE} onChange={(next) => {
+              setNewElsewhere(0);
+              setOffset(next);
+            }} />
         </>
       )}
       {deleting && <DeleteResource resource={deleting} onDone={() => setDeleting(undefined)} />}

@@ -134,7 +134,10 @@ function sendNotBuilt(reply: FastifyReply): FastifyReply {
 export async function consoleRoutes(app: FastifyInstance, options: { directory: string }): Promise<void> {
   // Read once, at the first request: a server that never serves the console never reads it.
   let build: ConsoleBuild | undefined | null = null;
-  const loaded = () => (build === null ? (build = readBuild(options.directory)) : build);
+  const loaded = () => {
+    if (build === null) build = readBuild(options.directory);
+    return build;
+  };
   // Static files from memory: public, and never counted against an API allowance.
   const route = { config: { auth: 'unmetered' as const }, schema: { hide: true } };
 

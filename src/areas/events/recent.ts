@@ -168,7 +168,7 @@ export class InMemoryRecentEvents implements RecentEvents {
   after(accountId: string, after: number, limit: number, type: TypeFilter | undefined, upTo?: number): { newest: number; events: RecentEvent[] } | undefined {
     this.dropIfWrittenElsewhere();
     const run = this.runs.get(accountId);
-    if (!run || !run.covers(after)) return undefined;
+    if (!run?.covers(after)) return undefined;
     if (upTo === undefined) return { newest: run.newest, events: run.after(after, limit, type) };
     // Storage knows of commits this process has not seen: it answers.
     if (run.newest < upTo) return undefined;

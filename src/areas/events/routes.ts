@@ -152,7 +152,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
       const { accountId } = credential;
       const requested = streamCursor(request.headers['last-event-id'], request.query.after);
       // With a cursor, an expired one is refused before the stream starts; without one, it starts now.
-      const after = requested === undefined ? await events.newestId(accountId) : (await events.checkCursor(accountId, requested), requested);
+      let after = requested;
+      if (after === undefined) after = await events.newestId(accountId);
+      else await events.checkCursor(accountId, after);
       await streams.open(reply, { credential, after, type: parseTypeFilter(request.query.type) });
       return reply;
     },

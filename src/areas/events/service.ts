@@ -68,7 +68,8 @@ export class EventsService {
         lastEventId: nextId - 1,
         append: async (type, data) => {
           // The first id was reserved when the transaction started; further ones are taken now.
-          const id = appended.length === 0 ? nextId : (nextId = await nextSequence(trx, accountId, 'event_seq'));
+          if (appended.length > 0) nextId = await nextSequence(trx, accountId, 'event_seq');
+          const id = nextId;
           const event: Event = { id, type, data, createdAt: this.clock.now().toISOString() };
           await insertEvent(trx, accountId, event);
           appended.push(event);
@@ -131,7 +132,10 @@ export class EventsService {
       // committed in between is then either in the page or after the cursor, never skipped.
       const known = confirmed ?? this.recent.newest(accountId);
       if (known === undefined) newest = await this.checkCursor(accountId, query.after);
-      else this.checkCursorAgainst(query.after, (newest = known));
+      else {
+        newest = known;
+        this.checkCursorAgainst(query.after, newest);
+      }
       const older = this.older.after(accountId, query.after, query.limit + 1, query.type, newest);
       if (older) {
         const page = await older;

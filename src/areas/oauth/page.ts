@@ -2,7 +2,7 @@
 import { SCOPE_DESCRIPTIONS, type Scope } from '../../platform/scopes.js';
 import type { AuthorizationRequest } from './service.js';
 
-const escape = (value: string) =>
+const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] as string);
 
 const STYLE = `
@@ -30,7 +30,7 @@ function layout(title: string, body: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
@@ -42,7 +42,7 @@ ${body}
 }
 
 export function approvalPage(request: AuthorizationRequest, formToken: string, problem?: string): string {
-  const scopes = request.scopes.map((scope) => `<li><strong>${escape(SCOPE_DESCRIPTIONS[scope as Scope])}</strong> <code>${escape(scope)}</code></li>`).join('\n');
+  const scopes = request.scopes.map((scope) => `<li><strong>${escapeHtml(SCOPE_DESCRIPTIONS[scope as Scope])}</strong> <code>${escapeHtml(scope)}</code></li>`).join('\n');
   const hidden = {
     response_type: 'code',
     client_id: request.app.clientId,
@@ -54,24 +54,24 @@ export function approvalPage(request: AuthorizationRequest, formToken: string, p
     csrf: formToken,
   };
   const fields = Object.entries(hidden)
-    .map(([name, value]) => `<input type="hidden" name="${name}" value="${escape(value)}">`)
+    .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
     .join('\n');
   return layout(
     `${problem ? 'Error: ' : ''}Connect ${request.app.name}`,
-    `<h1>Connect <span id="app-name">${escape(request.app.name)}</span> to your account?</h1>
-<p><strong>${escape(request.app.name)}</strong> is asking for permission to:</p>
+    `<h1>Connect <span id="app-name">${escapeHtml(request.app.name)}</span> to your account?</h1>
+<p><strong>${escapeHtml(request.app.name)}</strong> is asking for permission to:</p>
 <ul id="scopes">
 ${scopes}
 </ul>
-<p class="hint">It will be able to do this for up to 30 days, until you revoke it, or until the API key you use below expires or is revoked. After connecting you will be sent to <code>${escape(new URL(request.redirectUri).origin)}</code>.</p>
-${problem ? `<p class="error" role="alert" id="error">${escape(problem)}</p>` : ''}
+<p class="hint">It will be able to do this for up to 30 days, until you revoke it, or until the API key you use below expires or is revoked. After connecting you will be sent to <code>${escapeHtml(new URL(request.redirectUri).origin)}</code>.</p>
+${problem ? `<p class="error" role="alert" id="error">${escapeHtml(problem)}</p>` : ''}
 <form method="post" action="/oauth/authorize">
 ${fields}
 <label for="api_key">Your API key</label>
 <input type="password" id="api_key" name="api_key" required autocomplete="off" spellcheck="false" ${
       problem ? 'autofocus aria-invalid="true" aria-describedby="error api-key-hint"' : 'aria-describedby="api-key-hint"'
     }>
-<p class="hint" id="api-key-hint">The key is used once to approve; it is not shared with ${escape(request.app.name)}.</p>
+<p class="hint" id="api-key-hint">The key is used once to approve; it is not shared with ${escapeHtml(request.app.name)}.</p>
 <div class="actions">
 <button type="submit" name="action" value="approve">Connect</button>
 <button type="submit" name="action" value="cancel" formnovalidate>Cancel</button>
@@ -84,7 +84,7 @@ export function errorPage(message: string): string {
   return layout(
     'Cannot connect this application',
     `<h1>This application cannot be connected</h1>
-<p class="error" role="alert">${escape(message)}</p>
+<p class="error" role="alert">${escapeHtml(message)}</p>
 <p>The link that brought you here is not valid. You can close this page; nothing was shared.</p>`,
   );
 }

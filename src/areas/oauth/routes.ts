@@ -145,7 +145,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
 
   /** Validates an authorization request, answering the fault itself: a page, or a redirect to the app. */
   async function authorizationRequest(params: Params, reply: FastifyReply): Promise<AuthorizationRequest | undefined> {
-    let trusted;
+    let trusted: Awaited<ReturnType<typeof oauth.authorization.trustedClient>>;
     try {
       trusted = await oauth.authorization.trustedClient(params);
     } catch (error) {

@@ -91,7 +91,7 @@ export class OAuthService implements CredentialResolver {
       if (form.client_id !== undefined && form.client_id !== clientId) throw invalid('client_id does not match the authenticated client');
       if (form.client_secret !== undefined) throw invalid('Send the client secret in one place: HTTP Basic');
       const app = await this.apps.byClientId(clientId);
-      if (!app || app.type !== 'confidential' || app.clientSecretHash === null || !sameSecret(sha256Hex(secret), app.clientSecretHash)) {
+      if (app?.type !== 'confidential' || app.clientSecretHash === null || !sameSecret(sha256Hex(secret), app.clientSecretHash)) {
         throw invalid('Client authentication failed');
       }
       return app;
@@ -167,7 +167,7 @@ export class OAuthService implements CredentialResolver {
     const nowIso = this.clock.now().toISOString();
     return this.committing(async (trx) => {
       const token = await findToken(trx, hash);
-      if (!token || token.kind !== 'refresh' || token.appId !== app.id || token.connectionId === null) {
+      if (token?.kind !== 'refresh' || token.appId !== app.id || token.connectionId === null) {
         throw new OAuthError('invalid_grant', 'The refresh token is invalid');
       }
       const connection = (await findConnection(trx, token.connectionId)) as ConnectionRow;

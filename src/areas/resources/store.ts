@@ -277,7 +277,7 @@ async function countMatching(db: Executor, accountId: string, query: ResourceQue
 export async function listResourcesJson(db: Executor, accountId: string, query: ResourceQuery): Promise<{ data: Buffer[]; total: number }> {
   const queries = listQueriesFor(query.type !== undefined, query.tags.length);
   const params = { accountId, type: query.type ?? '', limit: query.limit, offset: query.offset } as ListParams;
-  query.tags.forEach((tag, index) => (params[`tag${index}`] = tag));
+  for (const [index, tag] of query.tags.entries()) params[`tag${index}`] = tag;
   const page = query.offset === 0 ? queries.page : queries.deepPage;
   const [rows, total] = await Promise.all([page.rows(db, params), countMatching(db, accountId, query, queries, params)]);
   return { data: rows.map((row) => Buffer.from(resourceJson(row))), total };
