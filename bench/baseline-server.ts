@@ -35,7 +35,13 @@ app.get(
   {
     onResponse: (request, reply, done) => {
       log.info(
-        { requestId: reply.getHeader('x-request-id'), method: request.method, url: request.url, statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime * 10) / 10 },
+        {
+          requestId: reply.getHeader('x-request-id'),
+          method: request.method,
+          url: request.url,
+          statusCode: reply.statusCode,
+          responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
+        },
         'request completed',
       );
       done();
@@ -45,7 +51,11 @@ app.get(
     const authorization = request.headers.authorization ?? '';
     sha256Hex(authorization.slice(authorization.indexOf(' ') + 1));
     requestCount++;
-    reply.headers(contractHeaders).header('x-request-id', `req_${requestCount.toString(16).padStart(32, '0')}`).type(JSON_TYPE).send(resourceBytes);
+    reply
+      .headers(contractHeaders)
+      .header('x-request-id', `req_${requestCount.toString(16).padStart(32, '0')}`)
+      .type(JSON_TYPE)
+      .send(resourceBytes);
   },
 );
 

@@ -88,7 +88,9 @@ export async function measureHttp(spec: HttpSpec, options: Options, serverPid: n
       statusCodes: result.statusCodeStats,
     },
   };
-  log(`${spec.label}: ${measurement.requestsPerSecond} req/s, p50 ${measurement.p50Ms} ms, p99 ${measurement.p99Ms} ms, ${errors} errors, server CPU ${cpuUsPerRequest} µs/request`);
+  log(
+    `${spec.label}: ${measurement.requestsPerSecond} req/s, p50 ${measurement.p50Ms} ms, p99 ${measurement.p99Ms} ms, ${errors} errors, server CPU ${cpuUsPerRequest} µs/request`,
+  );
   return measurement;
 }
 
@@ -157,7 +159,11 @@ export function httpSpecsFor(origin: string, auth: Record<string, string>, seede
 }
 
 /** The HTTP rows again on PostgreSQL, for the PostgreSQL column; undefined when there is none. */
-export async function measureOnPostgres(options: Options, workDir: string, profileDir: string): Promise<{ description: string; measured: Map<HttpRowKey, HttpMeasurement> } | undefined> {
+export async function measureOnPostgres(
+  options: Options,
+  workDir: string,
+  profileDir: string,
+): Promise<{ description: string; measured: Map<HttpRowKey, HttpMeasurement> } | undefined> {
   if (options.postgres === 'none' || options.rows.length === 0) return undefined;
   const database = await postgresForBench(options.postgres === 'auto' ? undefined : options.postgres, await freePort(), log);
   if (!database) {
@@ -171,7 +177,8 @@ export async function measureOnPostgres(options: Options, workDir: string, profi
     await sleep(options.smoke ? 300 : 2000);
     const specs = httpSpecsFor(launched.server.origin, launched.auth, launched.seeded);
     const measured = new Map<HttpRowKey, HttpMeasurement>();
-    for (const key of options.rows) measured.set(key, await measureHttp({ ...specs[key], label: `${specs[key].label} on PostgreSQL` }, options, launched.server.child.pid));
+    for (const key of options.rows)
+      measured.set(key, await measureHttp({ ...specs[key], label: `${specs[key].label} on PostgreSQL` }, options, launched.server.child.pid));
     return { description: database.description, measured };
   } finally {
     launched?.client.close();
@@ -194,7 +201,14 @@ export interface HttpRowsOutcome {
  * machine allowed around them. The service's rows run reads first, then writes; then the same rows
  * against a second server on PostgreSQL, when there is one.
  */
-export async function measureHttpRows(options: Options, server: Server, auth: Record<string, string>, seeded: Seeded, workDir: string, profileDir: string): Promise<HttpRowsOutcome> {
+export async function measureHttpRows(
+  options: Options,
+  server: Server,
+  auth: Record<string, string>,
+  seeded: Seeded,
+  workDir: string,
+  profileDir: string,
+): Promise<HttpRowsOutcome> {
   const rows: Row[] = [];
   const httpSpecs = httpSpecsFor(server.origin, auth, seeded);
   if (options.rows.length === 0) return { rows, postgresDescription: null, baselineIdleRss: undefined };
@@ -229,7 +243,15 @@ export async function measureHttpRows(options: Options, server: Server, auth: Re
     // The same bytes asked for the way the catching-up row asks (a new path each request, made
     // by the load generator), so its target compares like with like.
     ...(options.rows.includes('catchup')
-      ? [{ key: 'floor-page-varied', label: 'floor: the same body, each request with its own cursor in the query (as the catching-up row)', url: `${baseline.origin}/page`, method: 'GET' as const, vary: catchupCursors(seeded.newestEventId, '/page') }]
+      ? [
+          {
+            key: 'floor-page-varied',
+            label: 'floor: the same body, each request with its own cursor in the query (as the catching-up row)',
+            url: `${baseline.origin}/page`,
+            method: 'GET' as const,
+            vary: catchupCursors(seeded.newestEventId, '/page'),
+          },
+        ]
       : []),
   ];
   const floors: Array<{ spec: HttpSpec; measured: HttpMeasurement }> = [];
@@ -255,9 +277,21 @@ export async function measureHttpRows(options: Options, server: Server, auth: Re
   });
   for (const { spec, measured } of floors) {
     const detail = spec.key === 'floor-contract' ? { ...measured.detail, headers: seeded.resourceHeaders } : measured.detail;
-    rows.push({ key: spec.key, label: spec.label, kind: 'http', ...measured, detail, rssMb: null, ratio: round(measured.requestsPerSecond / best.requestsPerSecond, 3), ratioOf: 'baseline req/s', target: null, met: null });
+    rows.push({
+      key: spec.key,
+      label: spec.label,
+      kind: 'http',
+      ...measured,
+      detail,
+      rssMb: null,
+      ratio: round(measured.requestsPerSecond / best.requestsPerSecond, 3),
+      ratioOf: 'baseline req/s',
+      target: null,
+      met: null,
+    });
   }
-  const pageFloor = (floors.find(({ spec }) => spec.key === 'floor-page-varied') ?? floors.find(({ spec }) => spec.key === 'floor-page'))?.measured.requestsPerSecond;
+  const pageFloor = (floors.find(({ spec }) => spec.key === 'floor-page-varied') ?? floors.find(({ spec }) => spec.key === 'floor-page'))?.measured
+    .requestsPerSecond;
   for (const { spec, measured } of measuredRows) {
     const ratio = round(measured.requestsPerSecond / best.requestsPerSecond, 3);
     const ofPageFloor = spec.target?.ofPageFloor === true;

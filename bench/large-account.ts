@@ -32,9 +32,17 @@ interface Account {
 
 /** The request kinds, each as the same request on either account. */
 const KINDS = [
-  { key: 'get', label: 'GET one resource', path: (account: Account, index: number) => `/api/v1/resources/res_${account.prefix}_${(index * 7919) % account.size}` },
+  {
+    key: 'get',
+    label: 'GET one resource',
+    path: (account: Account, index: number) => `/api/v1/resources/res_${account.prefix}_${(index * 7919) % account.size}`,
+  },
   { key: 'first', label: 'first page (50)', path: () => '/api/v1/resources?limit=50' },
-  { key: 'deep', label: 'page at 90% (offset 90,000 / 900)', path: (account: Account) => `/api/v1/resources?limit=50&offset=${Math.floor(account.size * 0.9)}` },
+  {
+    key: 'deep',
+    label: 'page at 90% (offset 90,000 / 900)',
+    path: (account: Account) => `/api/v1/resources?limit=50&offset=${Math.floor(account.size * 0.9)}`,
+  },
   // 10 a page: the small account has 10 switches, so both pages carry the same number of resources.
   { key: 'type', label: 'page of a type (switch, 1%; 10 a page)', path: () => '/api/v1/resources?type=switch&limit=10' },
   { key: 'tag', label: 'page of a tag (tenth, 10%)', path: () => '/api/v1/resources?tag=tenth&limit=50' },
@@ -70,8 +78,15 @@ async function seedAccount(db: Kysely<any>, accountId: string, size: number, pre
     { kind: 'tag', name: 'bench', count: size },
     { kind: 'tag', name: 'tenth', count: Math.ceil(size / 10) },
   ];
-  await db.insertInto('resource_counts').values(counts.map((count) => ({ account_id: accountId, ...count }))).execute();
-  await db.updateTable('accounts').set({ event_seq: Number(base) + size }).where('id', '=', accountId).execute();
+  await db
+    .insertInto('resource_counts')
+    .values(counts.map((count) => ({ account_id: accountId, ...count })))
+    .execute();
+  await db
+    .updateTable('accounts')
+    .set({ event_seq: Number(base) + size })
+    .where('id', '=', accountId)
+    .execute();
 }
 
 async function createAccount(env: NodeJS.ProcessEnv, name: string): Promise<{ id: string; auth: Record<string, string> }> {
@@ -193,7 +208,12 @@ function rowsOf(sqlite: BackendResult, postgres: BackendResult | undefined): Row
             },
           }
         : {}),
-      detail: { serverCpuUsPerRequest: pair.large.detail.serverCpuUsPerRequest, large: pair.large, small: pair.small, ...(onPostgres ? { postgres: onPostgres } : {}) },
+      detail: {
+        serverCpuUsPerRequest: pair.large.detail.serverCpuUsPerRequest,
+        large: pair.large,
+        small: pair.small,
+        ...(onPostgres ? { postgres: onPostgres } : {}),
+      },
     });
   }
   rows.push({

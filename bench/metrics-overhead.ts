@@ -72,7 +72,8 @@ async function scrapedRequests(metricsUrl: string): Promise<number> {
   if (!response.ok) throw new Error(`GET ${metricsUrl}: ${response.status}`);
   let sum = 0;
   for (const line of (await response.text()).split('\n')) {
-    if (line.startsWith('devdata_http_requests_total{') || line.startsWith('devdata_http_requests_total ')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith('devdata_http_requests_total{') || line.startsWith('devdata_http_requests_total '))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }
@@ -92,7 +93,11 @@ export function overheadTable(rows: OverheadRow[]): string {
 }
 
 /** Runs the comparison; `rounds` pairs per row (at least 2, so each side goes first once). */
-export async function measureMetricsOverhead(options: Options, rounds: number, workDir: string): Promise<{ rows: OverheadRow[]; table: string; outPath: string }> {
+export async function measureMetricsOverhead(
+  options: Options,
+  rounds: number,
+  workDir: string,
+): Promise<{ rows: OverheadRow[]; table: string; outPath: string }> {
   const rowKeys = options.rows.filter((key) => OVERHEAD_ROWS.includes(key));
   if (rowKeys.length === 0) throw new Error(`--metrics-overhead measures ${OVERHEAD_ROWS.join(', ')}: --rows names none of them`);
   const profileDir = join(workDir, 'profiles');
@@ -101,15 +106,30 @@ export async function measureMetricsOverhead(options: Options, rounds: number, w
   const loadAverageAtStart = loadavg().map((value) => round(value, 2));
   try {
     // Profiles would cost the two servers differently: none here.
-    servers.without = await launchDevdata({ ...options, metrics: false, profile: false }, `sqlite:${join(workDir, 'without.db')}`, workDir, profileDir, 'without-metrics');
-    servers.with = await launchDevdata({ ...options, metrics: true, profile: false }, `sqlite:${join(workDir, 'with.db')}`, workDir, profileDir, 'with-metrics');
+    servers.without = await launchDevdata(
+      { ...options, metrics: false, profile: false },
+      `sqlite:${join(workDir, 'without.db')}`,
+      workDir,
+      profileDir,
+      'without-metrics',
+    );
+    servers.with = await launchDevdata(
+      { ...options, metrics: true, profile: false },
+      `sqlite:${join(workDir, 'with.db')}`,
+      workDir,
+      profileDir,
+      'with-metrics',
+    );
     const metricsUrl = metricsUrlOf(servers.with.server.logPath);
     if (!metricsUrl) throw new Error(`the server with METRICS_PORT logged no metrics URL (LOG_LEVEL ${options.logLevel} must be info or lower)`);
     if (metricsUrlOf(servers.without.server.logPath)) throw new Error('the server without METRICS_PORT serves metrics');
     await sleep(options.smoke ? 300 : 2000);
     const scrapedBefore = await scrapedRequests(metricsUrl);
 
-    const specs = { with: httpSpecsFor(servers.with.server.origin, servers.with.auth, servers.with.seeded), without: httpSpecsFor(servers.without.server.origin, servers.without.auth, servers.without.seeded) };
+    const specs = {
+      with: httpSpecsFor(servers.with.server.origin, servers.with.auth, servers.with.seeded),
+      without: httpSpecsFor(servers.without.server.origin, servers.without.auth, servers.without.seeded),
+    };
     // Both servers warmed on every row first (JIT, caches): otherwise the first measurement of the run is of a cold server.
     const warmSeconds = Math.max(options.warmup, options.smoke ? 1 : 3);
     for (const key of rowKeys) for (const side of ['without', 'with'] as const) await cannon(specs[side][key], options, warmSeconds);
@@ -126,7 +146,11 @@ export async function measureMetricsOverhead(options: Options, rounds: number, w
         const measured: Partial<Record<'with' | 'without', HttpMeasurement>> = {};
         for (const side of order) {
           const spec = specs[side][key];
-          measured[side] = await measureHttp({ ...spec, label: `${spec.label} ${side} metrics, round ${round_ + 1}` }, options, servers[side]!.server.child.pid);
+          measured[side] = await measureHttp(
+            { ...spec, label: `${spec.label} ${side} metrics, round ${round_ + 1}` },
+            options,
+            servers[side]!.server.child.pid,
+          );
           add(totals[side], measured[side]!);
         }
         roundRatios.push(round(measured.with!.requestsPerSecond / measured.without!.requestsPerSecond, 3));
@@ -154,7 +178,9 @@ export async function measureMetricsOverhead(options: Options, rounds: number, w
     // Every answered request of the server with metrics was counted (and the warm-ups), or the comparison measured nothing.
     const counted = (await scrapedRequests(metricsUrl)) - scrapedBefore;
     if (counted < requestsWith) throw new Error(`the metrics counted ${counted} requests of the ${requestsWith} measured (devdata_http_requests_total)`);
-    log(`the server with metrics counted ${counted.toLocaleString('en-US')} requests in devdata_http_requests_total (${requestsWith.toLocaleString('en-US')} measured)`);
+    log(
+      `the server with metrics counted ${counted.toLocaleString('en-US')} requests in devdata_http_requests_total (${requestsWith.toLocaleString('en-US')} measured)`,
+    );
 
     const table = overheadTable(rows);
     // Beside the main results, not over them.

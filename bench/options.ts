@@ -97,7 +97,10 @@ export function parseStreams(raw: string): StreamSpec[] {
 
 function parseRows(raw: string): HttpRowKey[] {
   if (raw.trim() === 'none') return [];
-  const rows = raw.split(',').map((row) => row.trim()).filter(Boolean);
+  const rows = raw
+    .split(',')
+    .map((row) => row.trim())
+    .filter(Boolean);
   const unknown = rows.filter((row) => !(HTTP_ROWS as readonly string[]).includes(row));
   if (unknown.length > 0) throw new Error(`--rows: unknown row(s) ${unknown.join(', ')}; known: ${HTTP_ROWS.join(', ')}`);
   // Always in the fixed order: reads first, while the seeded cursor is still inside the retention window.

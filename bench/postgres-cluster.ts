@@ -30,7 +30,10 @@ async function spread(spec: HttpSpec, origins: string[], options: Options, secon
     }),
   );
   return {
-    requestsPerSecond: round(results.reduce((sum, result) => sum + result.requests.total / result.duration, 0), 0),
+    requestsPerSecond: round(
+      results.reduce((sum, result) => sum + result.requests.total / result.duration, 0),
+      0,
+    ),
     p99Ms: Math.max(...results.map((result) => result.latency.p99)),
     p50Ms: Math.max(...results.map((result) => result.latency.p50)),
     errors: results.reduce((sum, result) => sum + result.errors + result.non2xx, 0),
@@ -47,7 +50,13 @@ export async function postgresClusterRows(options: Options, workDir: string, pro
   try {
     launched = await launchDevdata({ ...options, profile: false }, database.url, workDir, profileDir, 'PostgreSQL (first of two)');
     const port = await freePort();
-    second = await startServer({ ...options, profile: false }, serviceEnv(options, database.url, port), join(workDir, 'server-postgresql-second.log'), profileDir, port);
+    second = await startServer(
+      { ...options, profile: false },
+      serviceEnv(options, database.url, port),
+      join(workDir, 'server-postgresql-second.log'),
+      profileDir,
+      port,
+    );
     log(`second devdata on the same PostgreSQL database listening on ${second.origin} (pid ${second.child.pid})`);
     await sleep(options.smoke ? 300 : 2000);
     const specs = httpSpecsFor(launched.server.origin, launched.auth, launched.seeded);
@@ -57,7 +66,9 @@ export async function postgresClusterRows(options: Options, workDir: string, pro
       if (options.warmup > 0) await spread(spec, [launched.server.origin, second.origin], options, options.warmup);
       const one = await spread(spec, [launched.server.origin], options, options.duration);
       const two = await spread(spec, [launched.server.origin, second.origin], options, options.duration);
-      log(`${spec.label} on PostgreSQL: one process ${one.requestsPerSecond} req/s (p99 ${one.p99Ms} ms), two processes ${two.requestsPerSecond} req/s (p99 ${two.p99Ms} ms)`);
+      log(
+        `${spec.label} on PostgreSQL: one process ${one.requestsPerSecond} req/s (p99 ${one.p99Ms} ms), two processes ${two.requestsPerSecond} req/s (p99 ${two.p99Ms} ms)`,
+      );
       const times = one.requestsPerSecond > 0 ? (two.requestsPerSecond / one.requestsPerSecond).toFixed(2) : '—';
       rows.push({
         key: `postgres-two-${key}`,

@@ -64,8 +64,7 @@ export interface CollectedReport {
 }
 
 export function isMessage<T extends { type: string }>(type: T['type']) {
-  return (message: unknown): message is T =>
-    typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
+  return (message: unknown): message is T => typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
 }
 
 /** run → webhook receiver: the writer is done; wait for these seqs, check every signature, report. */

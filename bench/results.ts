@@ -87,4 +87,3 @@ export function markdownTable(rows: Row[]): string {
   }
   return lines.join('\n');
 }
-

@@ -23,9 +23,7 @@ export function eventPagePath(newestEventId: number): string {
 /** Headers of a response that describe the response itself, not the connection or the body's framing. */
 export function contractHeadersOf(headers: IncomingHttpHeaders): Record<string, string> {
   const perConnection = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'content-type', 'x-request-id']);
-  return Object.fromEntries(
-    Object.entries(headers).flatMap(([name, value]) => (perConnection.has(name) || typeof value !== 'string' ? [] : [[name, value]])),
-  );
+  return Object.fromEntries(Object.entries(headers).flatMap(([name, value]) => (perConnection.has(name) || typeof value !== 'string' ? [] : [[name, value]])));
 }
 
 export function resourceBody(index: number): Record<string, unknown> {

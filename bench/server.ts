@@ -135,4 +135,3 @@ export async function launchDevdata(options: Options, databaseUrl: string, workD
   log(`seeded ${seeded.resourceIds.length} resources and ${seeded.newestEventId} events on ${name}`);
   return { server, auth, client, seeded };
 }
-

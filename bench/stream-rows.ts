@@ -92,7 +92,15 @@ export async function streamScenario(target: StreamTarget, spec: StreamSpec, opt
   }
 }
 
-export function streamRow(key: string, label: string, spec: StreamSpec, outcome: StreamOutcome, options: Options, floorP99: number | null, withTarget: boolean): Row {
+export function streamRow(
+  key: string,
+  label: string,
+  spec: StreamSpec,
+  outcome: StreamOutcome,
+  options: Options,
+  floorP99: number | null,
+  withTarget: boolean,
+): Row {
   const { collected, opened } = outcome;
   const errors = collected.lost + collected.duplicates + collected.outOfOrder + opened.failed + outcome.writeErrors + collected.endedEarly;
   const p99 = collected.latencyMs.p99;
@@ -148,7 +156,14 @@ export async function measureStreamRows(options: Options, server: Server, auth: 
     try {
       log(`${name}: floor (bare node:http broadcaster)`);
       floor = await streamScenario(
-        { name: 'floor', streamUrl: `${floorServer.origin}/stream`, headers: {}, publishClient: floorClient, publishPath: '/publish', pid: floorServer.child.pid },
+        {
+          name: 'floor',
+          streamUrl: `${floorServer.origin}/stream`,
+          headers: {},
+          publishClient: floorClient,
+          publishPath: '/publish',
+          pid: floorServer.child.pid,
+        },
         spec,
         options,
         payload,
@@ -157,7 +172,15 @@ export async function measureStreamRows(options: Options, server: Server, auth: 
       floorClient.close();
       await stop(floorServer.child);
     }
-    const floorRow = streamRow(`stream-floor-${spec.streams}x${spec.eventsPerSecond}`, `SSE floor (bare node:http): ${name}`, spec, floor, options, null, false);
+    const floorRow = streamRow(
+      `stream-floor-${spec.streams}x${spec.eventsPerSecond}`,
+      `SSE floor (bare node:http): ${name}`,
+      spec,
+      floor,
+      options,
+      null,
+      false,
+    );
     rows.push(floorRow);
     log(`${floorRow.label}: p50 ${floorRow.p50Ms} ms, p99 ${floorRow.p99Ms} ms, ${floorRow.errors} errors`);
 
@@ -166,7 +189,14 @@ export async function measureStreamRows(options: Options, server: Server, auth: 
     let outcome: StreamOutcome;
     try {
       outcome = await streamScenario(
-        { name: 'devdata', streamUrl: `${server.origin}/api/v1/events/stream`, headers: auth, publishClient, publishPath: '/api/v1/events', pid: server.child.pid },
+        {
+          name: 'devdata',
+          streamUrl: `${server.origin}/api/v1/events/stream`,
+          headers: auth,
+          publishClient,
+          publishPath: '/api/v1/events',
+          pid: server.child.pid,
+        },
         spec,
         options,
         payload,
@@ -177,7 +207,8 @@ export async function measureStreamRows(options: Options, server: Server, auth: 
     const row = streamRow(`stream-${spec.streams}x${spec.eventsPerSecond}`, `SSE fan-out: ${name}`, spec, outcome, options, floorRow.p99Ms, true);
     rows.push(row);
     log(`${row.label}: p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.errors} errors`);
-    if (spec.streams === memoryStreams && streamsRss === undefined) streamsRss = { devdata: outcome.rssMaxMb, before: outcome.rssBeforeOpenMb, floor: floor.rssMaxMb };
+    if (spec.streams === memoryStreams && streamsRss === undefined)
+      streamsRss = { devdata: outcome.rssMaxMb, before: outcome.rssBeforeOpenMb, floor: floor.rssMaxMb };
     await sleep(1000); // the server notices the closed streams
   }
   if (streamsRss) {

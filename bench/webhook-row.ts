@@ -13,22 +13,43 @@ import { writeSteadily } from './stream-rows.js';
  * rate. Deliveries/s = distinct events received ÷ (last receipt − first publish); latency =
  * receipt − `data.sentAt`, both Date.now() on this machine, so it includes the write.
  */
-export async function webhookRow(server: Server, client: JsonClient, auth: Record<string, string>, options: Options, payload: Record<string, unknown>): Promise<Row> {
+export async function webhookRow(
+  server: Server,
+  client: JsonClient,
+  auth: Record<string, string>,
+  options: Options,
+  payload: Record<string, unknown>,
+): Promise<Row> {
   const receiver = await forkListening('webhook-receiver.js');
   const publishClient = new JsonClient(server.origin, auth, 64);
   try {
-    const hook = (await client.expect(201, 'POST', '/api/v1/webhooks', { name: 'bench receiver', url: `${receiver.origin}/hook`, events: ['custom.bench'] })) as {
+    const hook = (await client.expect(201, 'POST', '/api/v1/webhooks', {
+      name: 'bench receiver',
+      url: `${receiver.origin}/hook`,
+      events: ['custom.bench'],
+    })) as {
       id: string;
       secret: string;
     };
     const run = randomBytes(6).toString('hex');
     const count = Math.max(1, Math.round(options.webhookRate * options.webhookDuration));
     const cpuBefore = cpuMs(server.child.pid);
-    const { written, errors: writeErrors } = await writeSteadily({ publishClient, publishPath: '/api/v1/events' }, { eventsPerSecond: options.webhookRate }, count, run, payload);
+    const { written, errors: writeErrors } = await writeSteadily(
+      { publishClient, publishPath: '/api/v1/events' },
+      { eventsPerSecond: options.webhookRate },
+      count,
+      run,
+      payload,
+    );
     // A backlog may still be draining: wait as long again as the writing took, plus the drain time.
     const drainTimeoutMs = (options.webhookDuration + options.drainTimeout) * 1000;
     receiver.child.send({ type: 'webhook-collect', run, written, secret: hook.secret, drainTimeoutMs });
-    const collected = await nextMessage(receiver.child, isMessage<WebhookCollectedReport>('webhook-collected'), drainTimeoutMs + 60_000, 'collecting webhook deliveries');
+    const collected = await nextMessage(
+      receiver.child,
+      isMessage<WebhookCollectedReport>('webhook-collected'),
+      drainTimeoutMs + 60_000,
+      'collecting webhook deliveries',
+    );
     const cpuAfter = cpuMs(server.child.pid);
     await client.expect(204, 'DELETE', `/api/v1/webhooks/${hook.id}`);
     const deliveriesPerSecond = collected.spanMs > 0 ? collected.delivered / (collected.spanMs / 1000) : 0;
@@ -60,7 +81,8 @@ export async function webhookRow(server: Server, client: JsonClient, auth: Recor
         spanMs: collected.spanMs,
         drainWaitMs: collected.waitedMs,
         // Publishing and delivering together: the server's CPU per event over the whole row.
-        serverCpuUsPerEvent: cpuBefore !== undefined && cpuAfter !== undefined && written.length > 0 ? round(((cpuAfter - cpuBefore) * 1000) / written.length, 1) : null,
+        serverCpuUsPerEvent:
+          cpuBefore !== undefined && cpuAfter !== undefined && written.length > 0 ? round(((cpuAfter - cpuBefore) * 1000) / written.length, 1) : null,
       },
     };
   } finally {

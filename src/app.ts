@@ -88,7 +88,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const status = reply.statusCode;
     if (request.credential) services.usage.count(request.credential.accountId, { requests: 1, errors: status >= 400 ? 1 : 0 });
     // The route pattern, never the URL: one series per route, whatever the ids in the path.
-    if (metrics) metrics.request(request.method, request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE), status, reply.elapsedTime / 1000);
+    if (metrics)
+      metrics.request(request.method, request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE), status, reply.elapsedTime / 1000);
     // Through the root logger with the id, the same line request.log would write, without making it.
     app.log.info(
       { requestId: request.id, method: request.method, url: request.url, statusCode: status, responseTimeMs: Math.round(reply.elapsedTime * 10) / 10 },

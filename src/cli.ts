@@ -55,7 +55,10 @@ const SCOPE_LIST = ALL_SCOPES.join(', ');
 
 function parseScopes(raw: string | undefined): Scope[] | undefined {
   if (raw === undefined) return undefined;
-  const scopes = raw.split(',').map((scope) => scope.trim()).filter(Boolean);
+  const scopes = raw
+    .split(',')
+    .map((scope) => scope.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((scope) => !isScope(scope));
   if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')}; valid scopes: ${SCOPE_LIST}`);
   return [...new Set(scopes)] as Scope[];
@@ -119,7 +122,8 @@ function logSecrets(log: { info(obj: object, msg: string): void; warn(obj: objec
   if (status.warning) log.warn({ secretsKeyFile: file }, status.warning);
   if (status.finishedRotation) log.warn({ secretsKeyFile: file }, `finished a key rotation that was interrupted: ${file}.new replaced ${file}`);
   if (status.source === 'environment') log.info({ secretsKey: 'SECRETS_KEY' }, 'webhook signing secrets are sealed with SECRETS_KEY');
-  else if (status.source === 'memory') log.info({ secretsKey: 'memory' }, 'in-memory database: webhook signing secrets are sealed with a key of this process alone');
+  else if (status.source === 'memory')
+    log.info({ secretsKey: 'memory' }, 'in-memory database: webhook signing secrets are sealed with a key of this process alone');
   else if (status.created) {
     log.info(
       { secretsKeyFile: file },
@@ -129,7 +133,8 @@ function logSecrets(log: { info(obj: object, msg: string): void; warn(obj: objec
   if (status.source === 'file' && context.storage.backend === 'postgres') {
     log.warn({ secretsKeyFile: file }, `on PostgreSQL every process needs the same key: set SECRETS_KEY, or give every process a copy of ${file}`);
   }
-  if (status.sealedNow > 0) log.info({ sealed: status.sealedNow }, `sealed ${status.sealedNow} webhook signing secret(s) an older release stored in plain text`);
+  if (status.sealedNow > 0)
+    log.info({ sealed: status.sealedNow }, `sealed ${status.sealedNow} webhook signing secret(s) an older release stored in plain text`);
 }
 
 async function serve(config: Config): Promise<void> {
@@ -217,7 +222,12 @@ const COMMANDS: Command[] = [
       json: JSON_OPTION('{"account":{"id","name"},"apiKey":{"id","name","key","scopes","expiresAt"}}'),
     },
     async run({ values, config }) {
-      const input = { name: displayName(values, 'name'), email: email(values.email as string | undefined), scopes: parseScopes(values.scopes as string | undefined), expiresInDays: parseDays(values['expires-in-days'] as string | undefined) };
+      const input = {
+        name: displayName(values, 'name'),
+        email: email(values.email as string | undefined),
+        scopes: parseScopes(values.scopes as string | undefined),
+        expiresInDays: parseDays(values['expires-in-days'] as string | undefined),
+      };
       const { account, apiKey } = await withContext(config(), async (context) => (await operator()).createAccountWithKey(context, input));
       const json = {
         account: { id: account.id, name: account.name },
@@ -239,7 +249,9 @@ const COMMANDS: Command[] = [
       const accounts = await withContext(config(), async (context) => (await operator()).listAccounts(context));
       const rows = accounts.map((account) => [account.id, account.name, account.email ?? '-', account.origin, account.createdAt, String(account.activeKeys)]);
       print(values, { accounts }, () => [
-        accounts.length === 0 ? 'No accounts yet: devdata accounts create --name NAME makes one.' : table(['ID', 'NAME', 'EMAIL', 'ORIGIN', 'CREATED', 'ACTIVE KEYS'], rows),
+        accounts.length === 0
+          ? 'No accounts yet: devdata accounts create --name NAME makes one.'
+          : table(['ID', 'NAME', 'EMAIL', 'ORIGIN', 'CREATED', 'ACTIVE KEYS'], rows),
       ]);
     },
   },
@@ -367,7 +379,9 @@ const COMMANDS: Command[] = [
       const result = await rotateKey(config(), { serversStopped: values['servers-stopped'] === true, newKey: process.env.NEW_SECRETS_KEY || undefined });
       print(values, result, () => [
         `${result.resealed} webhook signing secret(s) sealed again under the new key.`,
-        result.file ? `The new key is in ${result.file}; the old one is gone. Start the server.` : 'Now set SECRETS_KEY to the new key (NEW_SECRETS_KEY) for every server, then start them.',
+        result.file
+          ? `The new key is in ${result.file}; the old one is gone. Start the server.`
+          : 'Now set SECRETS_KEY to the new key (NEW_SECRETS_KEY) for every server, then start them.',
       ]);
     },
   },
@@ -406,7 +420,7 @@ function generalUsage(): string {
     'Commands:',
     ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
     '',
-    'devdata <command> --help shows a command\'s options; devdata --version the version.',
+    "devdata <command> --help shows a command's options; devdata --version the version.",
     'Options for every command:',
     `  --database-url URL  ${DATABASE_URL_OPTION.help}`,
     '',
@@ -441,7 +455,9 @@ function parseCommandArgs(command: Command, rest: string[]): { values: Values; p
   } catch (error) {
     const code = (error as { code?: string }).code;
     const flag = /'(-[^' ]+)/.exec((error as Error).message)?.[1] ?? '';
-    const valid = Object.keys(options).map((name) => `--${name}`).join(', ');
+    const valid = Object.keys(options)
+      .map((name) => `--${name}`)
+      .join(', ');
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${flag} for "${command.name}"; its options: ${valid}`);
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
       const spec = options[flag.replace(/^-+/, '')];
@@ -477,7 +493,10 @@ async function main(argv: string[]): Promise<void> {
   if (!found) {
     const group = COMMANDS.filter((command) => command.name.startsWith(`${argv[0]} `)).map((command) => command.name);
     if (group.length > 0 && (argv[1] === undefined || argv[1].startsWith('-'))) throw new UsageError(`"${argv[0]}" needs a subcommand: ${group.join(', ')}`);
-    const words = argv.filter((word) => !word.startsWith('-')).slice(0, group.length > 0 ? 2 : 1).join(' ');
+    const words = argv
+      .filter((word) => !word.startsWith('-'))
+      .slice(0, group.length > 0 ? 2 : 1)
+      .join(' ');
     throw new UsageError(`unknown command "${words || argv[0]}"; commands: ${commandNames()}`);
   }
   const { command, rest } = found;

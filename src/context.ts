@@ -110,7 +110,16 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const recentEvents = new InMemoryRecentEvents(config.eventRetention, oneProcess ? { externalWrites: externalWrites() } : { shared: true });
   // Cross-area reactions (src/domain-events.ts): who reacts to what is wired here and below.
   const domain = new DomainEvents();
-  const events = new EventsService(db, clock, config.eventRetention, bus, usage, recentEvents, domain, oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined);
+  const events = new EventsService(
+    db,
+    clock,
+    config.eventRetention,
+    bus,
+    usage,
+    recentEvents,
+    domain,
+    oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined,
+  );
   // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
   const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });
   if (storage.notifications) await listenForRevocations(storage.notifications, credentialCache);
@@ -142,7 +151,10 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   domain.inside('events.appended', (exec, { accountId, events: appended }) => webhooks.enqueue(exec, accountId, appended));
   // Delivery stops with the credential that authorized it, in the transaction that ends it.
   domain.inside('key.revoked', async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
-  domain.inside('credentials.ended', async (exec, { ids, how }) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')));
+  domain.inside(
+    'credentials.ended',
+    async (exec, { ids, how }) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')),
+  );
   const accounts = new AccountsService(db, clock, audit);
   const resources = new ResourcesService(
     db,

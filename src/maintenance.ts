@@ -24,7 +24,7 @@ export class MaintenanceError extends Error {
 }
 
 const PG_BACKUP = [
-  'devdata backup copies SQLite databases; DATABASE_URL names a PostgreSQL database. Use PostgreSQL\'s own tools,',
+  "devdata backup copies SQLite databases; DATABASE_URL names a PostgreSQL database. Use PostgreSQL's own tools,",
   'which take a consistent copy while the servers run:',
   '  pg_dump --format=custom --file=devdata.dump "$DATABASE_URL"',
   'The dump holds the webhook signing secrets sealed; keep the secrets key (SECRETS_KEY) apart from it.',
@@ -38,7 +38,11 @@ const PG_RESTORE = [
 ].join('\n');
 
 function databaseFile(config: Config, pgGuidance: string): string {
-  if (config.databaseUrl === 'sqlite::memory:') throw new MaintenanceError('DATABASE_URL is sqlite::memory:, a database that lives only inside one process: there is nothing to back up or restore into', 2);
+  if (config.databaseUrl === 'sqlite::memory:')
+    throw new MaintenanceError(
+      'DATABASE_URL is sqlite::memory:, a database that lives only inside one process: there is nothing to back up or restore into',
+      2,
+    );
   const file = sqliteFileOf(config.databaseUrl);
   if (file === undefined) throw new MaintenanceError(pgGuidance, 2);
   return resolve(file);
@@ -61,8 +65,10 @@ export interface BackupReport {
 export async function backup(config: Config, destination: string): Promise<BackupReport> {
   const database = databaseFile(config, PG_BACKUP);
   const file = resolve(destination);
-  if ([database, `${database}-wal`, `${database}-shm`].includes(file)) throw new MaintenanceError(`the backup must go to another file than the database itself (${database})`);
-  if (config.secretsKeyFile !== undefined && file === resolve(config.secretsKeyFile)) throw new MaintenanceError(`${file} is the secrets key file: choose another name for the backup`);
+  if ([database, `${database}-wal`, `${database}-shm`].includes(file))
+    throw new MaintenanceError(`the backup must go to another file than the database itself (${database})`);
+  if (config.secretsKeyFile !== undefined && file === resolve(config.secretsKeyFile))
+    throw new MaintenanceError(`${file} is the secrets key file: choose another name for the backup`);
   const { bytes, migrations } = await backupSqlite(database, file);
   return { database, file, bytes, migrations, key: config.secretsKey ? 'SECRETS_KEY' : `the key file ${config.secretsKeyFile}` };
 }
@@ -90,7 +96,9 @@ export async function restore(config: Config, source: string, now: Date = new Da
   const known = Object.keys(knownMigrations);
   const unknown = inspected.migrations.filter((name) => !known.includes(name));
   if (unknown.length > 0) {
-    throw new MaintenanceError(`${file} was made by a newer devdata (migrations ${unknown.join(', ')} are unknown to this version): install that version or a newer one first`);
+    throw new MaintenanceError(
+      `${file} was made by a newer devdata (migrations ${unknown.join(', ')} are unknown to this version): install that version or a newer one first`,
+    );
   }
   const key = resolveSecretsKey(config, { create: false });
   if (key === undefined) {
@@ -118,7 +126,8 @@ export async function restore(config: Config, source: string, now: Date = new Da
  * can see, so the operator says so with `serversStopped`.
  */
 export async function rotateKey(config: Config, options: { serversStopped: boolean; newKey: string | undefined }): Promise<RotationResult> {
-  if (config.databaseUrl === 'sqlite::memory:') throw new MaintenanceError('DATABASE_URL is sqlite::memory:: an in-memory database keeps no secrets to seal again', 2);
+  if (config.databaseUrl === 'sqlite::memory:')
+    throw new MaintenanceError('DATABASE_URL is sqlite::memory:: an in-memory database keeps no secrets to seal again', 2);
   const file = sqliteFileOf(config.databaseUrl);
   if (file !== undefined && sqliteInUse(resolve(file))) throw new MaintenanceError(inUseMessage(resolve(file), 'rotate the key'));
   if (file === undefined && !options.serversStopped) {

@@ -34,10 +34,7 @@ export async function createAccountWithKey(
   });
 }
 
-export async function issueKey(
-  context: AppContext,
-  input: { accountId: string; name: string; scopes?: Scope[]; expiresInDays?: number },
-): Promise<IssuedKey> {
+export async function issueKey(context: AppContext, input: { accountId: string; name: string; scopes?: Scope[]; expiresInDays?: number }): Promise<IssuedKey> {
   const { accounts, keys } = context.services;
   return context.storage.db.transaction().execute(async (trx) => {
     if (!(await accounts.get(input.accountId, trx))) throw unknownAccount(input.accountId);

@@ -6,7 +6,17 @@ import { dirname } from 'node:path';
 import type { Config } from './config.js';
 import { changeSecretsKey, keyVerdict, prepareSealedSecrets } from './areas/webhooks/sealed-secrets.js';
 import { SecretBox } from './platform/secret-box.js';
-import { decodeKey, newKey, pendingKeyFile, readKeyFile, resolveSecretsKey, syncDirectory, writeKeyFile, type KeySource, type ResolvedSecretsKey } from './platform/secrets-key.js';
+import {
+  decodeKey,
+  newKey,
+  pendingKeyFile,
+  readKeyFile,
+  resolveSecretsKey,
+  syncDirectory,
+  writeKeyFile,
+  type KeySource,
+  type ResolvedSecretsKey,
+} from './platform/secrets-key.js';
 import type { Storage } from './storage/database.js';
 
 export interface SecretsStatus {
@@ -71,7 +81,9 @@ export interface RotationResult {
 export async function rotateSecretsKey(storage: Storage, config: Config, newKeyText: string | undefined): Promise<RotationResult> {
   const current = resolveSecretsKey(config, { create: false });
   if (current === undefined) {
-    throw new Error(`there is no secrets key file at ${config.secretsKeyFile} and SECRETS_KEY is not set: nothing is sealed yet (the server makes the file at its first start)`);
+    throw new Error(
+      `there is no secrets key file at ${config.secretsKeyFile} and SECRETS_KEY is not set: nothing is sealed yet (the server makes the file at its first start)`,
+    );
   }
   if (current.source === 'memory') throw new Error('an in-memory database has no stored secrets to seal again');
   if (current.source === 'environment' && newKeyText === undefined) {
@@ -82,7 +94,8 @@ export async function rotateSecretsKey(storage: Storage, config: Config, newKeyT
   const sqlite = storage.backend === 'sqlite';
   const from = new SecretBox(current.key);
   const to = new SecretBox(next);
-  if (current.file === undefined) return { source: current.source, file: undefined, resealed: await changeSecretsKey(storage.db, from, to, sqlite, describeKey(current)) };
+  if (current.file === undefined)
+    return { source: current.source, file: undefined, resealed: await changeSecretsKey(storage.db, from, to, sqlite, describeKey(current)) };
 
   // The new key is on disk before the commit, so a crash after it leaves a key that opens the
   // secrets (the next start finishes the rename), and a crash before leaves the old key in place.

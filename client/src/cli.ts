@@ -152,7 +152,9 @@ async function whoami(args: string[], output: Output): Promise<void> {
   const me = await clientFor(values).getCurrentCredential();
   if (output.json) return output.out(JSON.stringify(me));
   output.out(`Account:    ${me.account.name} (${me.account.id})`);
-  output.out(`Credential: ${me.credential.id} (${me.credential.kind}${me.credential.clientId ? `, app ${me.credential.clientId}` : ''}), expires ${me.credential.expiresAt}`);
+  output.out(
+    `Credential: ${me.credential.id} (${me.credential.kind}${me.credential.clientId ? `, app ${me.credential.clientId}` : ''}), expires ${me.credential.expiresAt}`,
+  );
   output.out(`Scopes:     ${me.credential.scopes.join(' ') || '(none)'}`);
   output.out(`API:        ${me.api.name} ${me.api.version}`);
 }
@@ -251,7 +253,11 @@ async function listen(args: string[], output: Output): Promise<void> {
     throw new UsageError(`--forward-to is not a URL: ${target}`);
   }
   if (targetUrl.protocol !== 'http:' && targetUrl.protocol !== 'https:') throw new UsageError('--forward-to must be an http: or https: URL');
-  const filters = values.events?.split(',').map((type) => type.trim()).filter((type) => type !== '') ?? [];
+  const filters =
+    values.events
+      ?.split(',')
+      .map((type) => type.trim())
+      .filter((type) => type !== '') ?? [];
   const after = integerOption('after', values.after);
   const secret = values.secret ?? `whsec_${randomBytes(32).toString('base64url')}`;
   const devdata = clientFor(values);

@@ -61,7 +61,13 @@ export class DevdataClient extends Operations {
     });
   }
 
-  protected async call(method: string, path: string, input: object | undefined, options: CallOptions | undefined, parseAs: 'json' | 'arrayBuffer'): Promise<unknown> {
+  protected async call(
+    method: string,
+    path: string,
+    input: object | undefined,
+    options: CallOptions | undefined,
+    parseAs: 'json' | 'arrayBuffer',
+  ): Promise<unknown> {
     const { body, ...params } = (input ?? {}) as { body?: unknown };
     const init = { params, body, parseAs, signal: options?.signal, headers: options?.headers };
     const result = await this.api.request(method as 'get', path as '/api/v1', init as never);

@@ -96,7 +96,13 @@ export async function errorFromResponse(response: Response): Promise<DevdataErro
       headers: response.headers,
     });
   }
-  return new DevdataError({ status: response.status, code: `http_${response.status}`, message: `HTTP ${response.status} ${response.statusText}`.trim(), requestId, headers: response.headers });
+  return new DevdataError({
+    status: response.status,
+    code: `http_${response.status}`,
+    message: `HTTP ${response.status} ${response.statusText}`.trim(),
+    requestId,
+    headers: response.headers,
+  });
 }
 
 /** A 410 of the event log, with a message that says which cursor expired and where to resume. */

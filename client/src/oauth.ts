@@ -46,7 +46,9 @@ async function asDevdataError(error: unknown): Promise<unknown> {
   // A 401 with a WWW-Authenticate challenge (invalid_client): its body is the RFC 6749 error.
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
     const described = await errorFromResponse(error.response);
-    return described.code.startsWith('http_') ? new DevdataError({ status: error.status, code: 'invalid_client', message: error.message, cause: error }) : described;
+    return described.code.startsWith('http_')
+      ? new DevdataError({ status: error.status, code: 'invalid_client', message: error.message, cause: error })
+      : described;
   }
   if (error instanceof oauth.ResponseBodyError) {
     return new DevdataError({ status: error.status, code: error.error, message: error.error_description ?? error.error, cause: error });

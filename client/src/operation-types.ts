@@ -27,4 +27,6 @@ type BodyInput<Operation> = Operation extends { requestBody?: infer Body }
 export type OperationInput<Operation> = ParameterInput<Operation> & BodyInput<Operation>;
 
 /** The JSON body of an operation's response with this status. */
-export type JsonResponse<Operation, Status extends number> = Operation extends { responses: { [S in Status]: { content: { 'application/json': infer Body } } } } ? Body : never;
+export type JsonResponse<Operation, Status extends number> = Operation extends { responses: { [S in Status]: { content: { 'application/json': infer Body } } } }
+  ? Body
+  : never;

@@ -88,7 +88,9 @@ export function App() {
             <ErrorNotice error={startError} title="The console could not start" />
           ) : (
             <>
-              {!key && page !== '' && <p class="notice notice-info">Connect an API key on this page to open {PAGES.find((entry) => entry.path === page)?.title}.</p>}
+              {!key && page !== '' && (
+                <p class="notice notice-info">Connect an API key on this page to open {PAGES.find((entry) => entry.path === page)?.title}.</p>
+              )}
               <Current key={page} />
             </>
           )}

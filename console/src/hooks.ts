@@ -61,7 +61,7 @@ export function useAction(): Action {
     },
     [],
   );
-  const run = useCallback(async <T,>(act: () => Promise<T>): Promise<T | undefined> => {
+  const run = useCallback(async <T>(act: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
     setError(undefined);
     try {

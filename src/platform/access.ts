@@ -76,7 +76,12 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
       : limitAndAuthorize(request, reply, presented, credential);
   }
 
-  function limitAndAuthorize(request: FastifyRequest, reply: FastifyReply, presented: Presented, credential: Credential | undefined): boolean | Promise<boolean> {
+  function limitAndAuthorize(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    presented: Presented,
+    credential: Credential | undefined,
+  ): boolean | Promise<boolean> {
     request.credential = credential;
     // CORS preflights and liveness probes see their allowance but never spend it, nor are refused.
     const access = routeAccess(request);
@@ -89,7 +94,14 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
       : authorize(request, reply, presented, access, counted, decision);
   }
 
-  function authorize(request: FastifyRequest, reply: FastifyReply, presented: Presented, access: RouteAccess, counted: boolean, decision: RateLimitDecision): boolean {
+  function authorize(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    presented: Presented,
+    access: RouteAccess,
+    counted: boolean,
+    decision: RateLimitDecision,
+  ): boolean {
     reply.header('ratelimit-limit', String(decision.limit));
     reply.header('ratelimit-remaining', String(decision.remaining));
     reply.header('ratelimit-reset', String(decision.resetSeconds));
@@ -123,7 +135,6 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
       answered.then((sent) => {
         if (!sent) done(targetProblem(request));
       }, done);
-    }
-    else if (!answered) done(targetProblem(request));
+    } else if (!answered) done(targetProblem(request));
   });
 }

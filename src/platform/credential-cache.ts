@@ -49,7 +49,12 @@ export class InProcessCredentialCache implements CredentialCache {
     this.bySecretHash = new LRUCache<string, Credential>({
       maxSize: options.maxBytes ?? CREDENTIAL_CACHE_BYTES,
       sizeCalculation: (credential, secretHash) =>
-        ENTRY_OVERHEAD + secretHash.length + credential.id.length + credential.accountId.length + credential.accountName.length + credential.scopes.join(' ').length,
+        ENTRY_OVERHEAD +
+        secretHash.length +
+        credential.id.length +
+        credential.accountId.length +
+        credential.accountName.length +
+        credential.scopes.join(' ').length,
       ...(options.ttlMs === undefined ? {} : { ttl: options.ttlMs }),
       // An entry that leaves (evicted, expired, replaced, deleted) takes its id index with it.
       dispose: (credential, secretHash) => {

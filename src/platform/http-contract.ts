@@ -6,7 +6,17 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { newRequestId } from './request-id.js';
 import { DomainError, type ErrorDetail } from '../domain-errors.js';
 import { codeForStatus, errorHeaders, STATUS_BY_CODE } from './errors.js';
-import { MAX_ERROR_DETAILS, MAX_ERROR_DETAIL_STRING_LENGTH, MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_DEPTH, NUL_MESSAGE, jsonTextProblem, nulPath, truncated, urlEncodedNul } from './request-limits.js';
+import {
+  MAX_ERROR_DETAILS,
+  MAX_ERROR_DETAIL_STRING_LENGTH,
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_JSON_DEPTH,
+  NUL_MESSAGE,
+  jsonTextProblem,
+  nulPath,
+  truncated,
+  urlEncodedNul,
+} from './request-limits.js';
 import { noteBodyLength, validationDetails } from './validation.js';
 
 export interface ErrorResponse {
@@ -70,7 +80,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: E
 
 const CLIENT_ERRORS: Record<string, { status: number; reason: string; code: string; message: string }> = {
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', code: 'invalid_request', message: 'The request took too long to arrive' },
-  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', code: 'invalid_request', message: 'The request line and headers exceed 16 KiB' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    code: 'invalid_request',
+    message: 'The request line and headers exceed 16 KiB',
+  },
 };
 const MALFORMED = { status: 400, reason: 'Bad Request', code: 'invalid_request', message: 'Malformed HTTP request' };
 

@@ -24,7 +24,8 @@ export async function listenMetrics(metrics: Metrics, host: string, port: number
       return;
     }
     metrics.exposition().then(
-      ({ contentType, body }) => response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(request.method === 'HEAD' ? undefined : body),
+      ({ contentType, body }) =>
+        response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(request.method === 'HEAD' ? undefined : body),
       (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`metrics failed: ${(error as Error).message}\n`),
     );
   });

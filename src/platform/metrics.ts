@@ -56,7 +56,11 @@ class RequestMetrics {
             cumulative += series.buckets[index]!;
             return { metricName: `${durationName}_bucket`, labels: { ...series.labels, le: bound === Infinity ? '+Inf' : String(bound) }, value: cumulative };
           });
-          return [...buckets, { metricName: `${durationName}_sum`, labels: series.labels, value: series.sum }, { metricName: `${durationName}_count`, labels: series.labels, value: series.count }];
+          return [
+            ...buckets,
+            { metricName: `${durationName}_sum`, labels: series.labels, value: series.sum },
+            { metricName: `${durationName}_count`, labels: series.labels, value: series.count },
+          ];
         }),
       }),
     };

@@ -9,7 +9,6 @@ import { ErrorSchema, ref } from './schemas.js';
 import { OAUTH_GRANTABLE, SCOPE_DESCRIPTIONS, type Scope } from './scopes.js';
 import { API_NAME, API_VERSION } from './api-version.js';
 
-
 function securityFor(access: RouteAccess | undefined): Array<Record<string, string[]>> {
   if (access === 'public' || access === 'unmetered') return [];
   const scopes = access?.scopes ?? [];
@@ -36,14 +35,17 @@ function documentRoute(route: RouteOptions): void {
 
 /** Response headers, documented once as components and referenced by every response that has them. */
 const RESPONSE_HEADERS = {
-  'X-Request-Id': { description: 'The request id (the caller’s own X-Request-Id when it sent a safe one); quote it when reporting a problem', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: 'The request id (the caller’s own X-Request-Id when it sent a safe one); quote it when reporting a problem',
+    schema: { type: 'string' },
+  },
   'RateLimit-Limit': { description: 'Requests allowed in the current one-minute window', schema: { type: 'integer', minimum: 0 } },
   'RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
   'RateLimit-Reset': { description: 'Seconds until the current window ends', schema: { type: 'integer', minimum: 1 } },
   'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
   ETag: { description: 'The version of the representation: a resource\'s `"<version>"`, a download\'s `"<sha256>"`', schema: { type: 'string' } },
   'Cache-Control': {
-    description: '`no-store` on every response to a request that carries a credential (a key shown once, an account\'s data): no browser or proxy may keep it',
+    description: "`no-store` on every response to a request that carries a credential (a key shown once, an account's data): no browser or proxy may keep it",
     schema: { type: 'string', enum: ['no-store'] },
   },
 } as const;
@@ -71,7 +73,11 @@ function completeOperations(paths: Record<string, Record<string, OperationObject
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const headers: Record<string, unknown> = {};
         const credentialed = (operation.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
-        const shared: ResponseHeader[] = [...EVERY_RESPONSE, ...(status === '429' ? ['Retry-After' as const] : []), ...(credentialed ? ['Cache-Control' as const] : [])];
+        const shared: ResponseHeader[] = [
+          ...EVERY_RESPONSE,
+          ...(status === '429' ? ['Retry-After' as const] : []),
+          ...(credentialed ? ['Cache-Control' as const] : []),
+        ];
         for (const name of shared) headers[name] = { $ref: `#/components/headers/${name}` };
         // A header the route describes itself keeps its own description, under the usual spelling.
         for (const [name, header] of Object.entries(response.headers ?? {})) {

@@ -12,10 +12,7 @@ export const ErrorSchema = Type.Object(
         requestId: Type.String(),
         details: Type.Optional(
           Type.Array(
-            Type.Object(
-              { path: Type.String({ description: 'JSON pointer to the offending field' }), message: Type.String() },
-              { additionalProperties: true },
-            ),
+            Type.Object({ path: Type.String({ description: 'JSON pointer to the offending field' }), message: Type.String() }, { additionalProperties: true }),
           ),
         ),
       },

@@ -45,7 +45,8 @@ function tableNames(db: SQLite.Database): Set<string> {
 /** The migrations applied to a devdata database, oldest first; throws when it is not one. */
 function appliedMigrations(db: SQLite.Database, label: string): string[] {
   const tables = tableNames(db);
-  if (!tables.has('kysely_migration') || !tables.has('accounts')) throw new BackupError(`${label} is not a devdata database (it has no migration history or accounts table)`);
+  if (!tables.has('kysely_migration') || !tables.has('accounts'))
+    throw new BackupError(`${label} is not a devdata database (it has no migration history or accounts table)`);
   return (db.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>).map((row) => row.name);
 }
 

@@ -17,7 +17,10 @@ export class StoredRateLimitCounter implements RateLimitCounter {
     if (windowStart - this.lastSweep >= SWEEP_EVERY_MS) {
       // Now and then, windows that ended long ago (longer than any limiter's window) are dropped.
       this.lastSweep = windowStart;
-      await this.db.deleteFrom('rate_limit_windows').where('window_start', '<', windowStart - KEEP_MS).execute();
+      await this.db
+        .deleteFrom('rate_limit_windows')
+        .where('window_start', '<', windowStart - KEEP_MS)
+        .execute();
     }
     if (!increment) {
       const row = await this.db

@@ -4,14 +4,7 @@
 // transactions that queue behind one another commit together (group commit, below), and a
 // transaction's prepared queries may run on the connection directly (transactionStatementRunner).
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
-import {
-  CompiledQuery,
-  SqliteDialect,
-  type DatabaseConnection,
-  type DialectAdapter,
-  type Driver,
-  type QueryResult,
-} from 'kysely';
+import { CompiledQuery, SqliteDialect, type DatabaseConnection, type DialectAdapter, type Driver, type QueryResult } from 'kysely';
 
 const STATEMENT_CACHE_SIZE = 500;
 

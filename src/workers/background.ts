@@ -22,27 +22,42 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
   services.system.registerWorker('webhooks', () => dispatcher.report());
   dispatcher.start();
 
-  const flush = new PeriodicTask('flush', config.usageFlushIntervalMs, async () => {
-    await services.usage.flush();
-    await services.keys.flushLastUsed();
-  }, log);
-  const retention = new PeriodicTask('retention', config.retentionIntervalMs, async (signal) => {
-    await services.events.prune({ signal });
-    // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
-    await services.oauth.connections.endExpired();
-    await services.webhooks.housekeeping();
-  }, log);
+  const flush = new PeriodicTask(
+    'flush',
+    config.usageFlushIntervalMs,
+    async () => {
+      await services.usage.flush();
+      await services.keys.flushLastUsed();
+    },
+    log,
+  );
+  const retention = new PeriodicTask(
+    'retention',
+    config.retentionIntervalMs,
+    async (signal) => {
+      await services.events.prune({ signal });
+      // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
+      await services.oauth.connections.endExpired();
+      await services.webhooks.housekeeping();
+    },
+    log,
+  );
   // Due schedules are looked for every second; a claim in storage makes each run happen once.
-  const scheduler = new PeriodicTask('scheduler', SCHEDULER_INTERVAL_MS, async () => {
-    try {
-      const runs = await services.schedules.runDue();
-      metrics?.scheduleRun('succeeded', runs.filter((run) => run.outcome === 'succeeded').length);
-      metrics?.scheduleRun('failed', runs.filter((run) => run.outcome === 'failed').length);
-    } catch (error) {
-      metrics?.scheduleRun('error', error instanceof AggregateError ? error.errors.length : 1);
-      throw error;
-    }
-  }, log);
+  const scheduler = new PeriodicTask(
+    'scheduler',
+    SCHEDULER_INTERVAL_MS,
+    async () => {
+      try {
+        const runs = await services.schedules.runDue();
+        metrics?.scheduleRun('succeeded', runs.filter((run) => run.outcome === 'succeeded').length);
+        metrics?.scheduleRun('failed', runs.filter((run) => run.outcome === 'failed').length);
+      } catch (error) {
+        metrics?.scheduleRun('error', error instanceof AggregateError ? error.errors.length : 1);
+        throw error;
+      }
+    },
+    log,
+  );
   for (const task of [flush, retention, scheduler]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();

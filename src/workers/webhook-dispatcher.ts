@@ -90,6 +90,13 @@ export class WebhookDispatcher {
   }
 
   report(): Record<string, unknown> {
-    return { running: !this.stopped, inFlight: this.inFlight.size, attemptsMade: this.sent, concurrency: this.options.concurrency, failures: this.failures, lastFailureAt: this.lastFailureAt };
+    return {
+      running: !this.stopped,
+      inFlight: this.inFlight.size,
+      attemptsMade: this.sent,
+      concurrency: this.options.concurrency,
+      failures: this.failures,
+      lastFailureAt: this.lastFailureAt,
+    };
   }
 }

@@ -168,7 +168,13 @@ describe('/api/v1/apps', () => {
         body: 'name=x&type=public',
       });
       expectError(form, 415, 'unsupported_media_type');
-      const malformed = await app().request({ method: 'POST', url: '/api/v1/apps', key: caller.key, headers: { 'content-type': 'application/json' }, body: '{"name":' });
+      const malformed = await app().request({
+        method: 'POST',
+        url: '/api/v1/apps',
+        key: caller.key,
+        headers: { 'content-type': 'application/json' },
+        body: '{"name":',
+      });
       expectError(malformed, 400, 'invalid_request');
       expect(await appCount(caller)).toBe(0);
     });
@@ -216,7 +222,13 @@ describe('/api/v1/apps', () => {
         body: { name: 'Renamed', redirectUris: ['http://127.0.0.1:7000/cb'], scopes: ['resources:read'] },
       });
       expect(response.status).toBe(200);
-      expect(response.json).toEqual({ ...created, name: 'Renamed', redirectUris: ['http://127.0.0.1:7000/cb'], scopes: ['resources:read'], updatedAt: expect.stringMatching(ISO_MS) });
+      expect(response.json).toEqual({
+        ...created,
+        name: 'Renamed',
+        redirectUris: ['http://127.0.0.1:7000/cb'],
+        scopes: ['resources:read'],
+        updatedAt: expect.stringMatching(ISO_MS),
+      });
 
       const refusals: Array<[Record<string, unknown>, number, string]> = [
         [{ type: 'confidential' }, 400, 'invalid_request'],

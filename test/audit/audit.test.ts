@@ -73,13 +73,7 @@ describe('GET /api/v1/audit', () => {
     const times = records.map((record) => record.createdAt);
     expect([...times].sort()).toEqual(times);
 
-    const [accountCreated, operatorKey, firstCreated, secondCreated, revoked] = records as [
-      AuditRecord,
-      AuditRecord,
-      AuditRecord,
-      AuditRecord,
-      AuditRecord,
-    ];
+    const [accountCreated, operatorKey, firstCreated, secondCreated, revoked] = records as [AuditRecord, AuditRecord, AuditRecord, AuditRecord, AuditRecord];
     expect(accountCreated).toMatchObject({ actor: { kind: 'operator' }, target: { type: 'account', id: caller.accountId } });
     expect(operatorKey).toMatchObject({ actor: { kind: 'operator' }, target: { type: 'api_key', id: caller.keyId } });
     expect(firstCreated).toMatchObject({

@@ -171,7 +171,9 @@ describe('npm run bench -- --smoke', () => {
     expect(webhook.badSignatures).toBe(0);
 
     // The printed table has a line for every row.
-    expect(result.stdout).toContain(`| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed | server CPU µs/req |${POSTGRES_URL ? ' PostgreSQL |' : ''}\n`);
+    expect(result.stdout).toContain(
+      `| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed | server CPU µs/req |${POSTGRES_URL ? ' PostgreSQL |' : ''}\n`,
+    );
     expect(results.table.split('\n')).toHaveLength(2 + results.rows.length);
   }, 120_000);
 });

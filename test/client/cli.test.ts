@@ -98,7 +98,10 @@ describe('devdata-client CLI', () => {
   });
 
   it('listen replays from --after, filters with --events and --secret, and reports a failing receiver', async () => {
-    const listen = new CliProcess(['listen', '--forward-to', receiver.url('/status/500'), '--after', '0', '--events', 'resource.updated,custom.*', '--secret', 'whsec_chosen'], env);
+    const listen = new CliProcess(
+      ['listen', '--forward-to', receiver.url('/status/500'), '--after', '0', '--events', 'resource.updated,custom.*', '--secret', 'whsec_chosen'],
+      env,
+    );
     await until(() => receiver.on('/status/500').length === 2, 'the replayed matching events');
     await until(() => listen.lines().length === 3, 'the ready line and a line per event');
     const [readyLine, ...eventLines] = listen.lines();
@@ -139,14 +142,22 @@ describe('devdata-client CLI', () => {
     expect(whoami.stdout).toContain(account.accountId);
     expect(whoami.stdout).toContain(account.keyId);
     expect(whoami.stdout).not.toContain(account.key);
-    expect(JSON.parse((await cli('whoami', '--json')).stdout)).toMatchObject({ account: { id: account.accountId }, credential: { id: account.keyId, kind: 'api_key' } });
+    expect(JSON.parse((await cli('whoami', '--json')).stdout)).toMatchObject({
+      account: { id: account.accountId },
+      credential: { id: account.keyId, kind: 'api_key' },
+    });
   });
 
   it('resources list, get and set, with --if-version refusing a stale version', async () => {
     const lamp = await api('POST', '/api/v1/resources', { name: 'Desk lamp', type: 'switch', state: false });
     const listed = await cli('resources', 'list', '--type', 'switch', '--json');
     expect(listed.code).toBe(0);
-    expect(listed.stdout.trim().split('\n').map((line) => JSON.parse(line).id)).toEqual([lamp.id]);
+    expect(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).id),
+    ).toEqual([lamp.id]);
     expect((await cli('resources', 'get', lamp.id)).stdout).toContain(`${lamp.id}  switch         v1  Desk lamp: false`);
 
     const set = await cli('resources', 'set', lamp.id, 'on', '--json');
@@ -207,7 +218,11 @@ describe('devdata-client listen across a server restart', () => {
         const response = await target.request({ method: 'POST', url: '/api/v1/events', key: account.key, body: { type, data: {} } });
         expect(response.status).toBe(201);
       };
-      const listen = new CliProcess(['listen', '--forward-to', receiver.url('/hook'), '--secret', 'whsec_restart'], { ...process.env, DEVDATA_URL: base, DEVDATA_API_KEY: account.key });
+      const listen = new CliProcess(['listen', '--forward-to', receiver.url('/hook'), '--secret', 'whsec_restart'], {
+        ...process.env,
+        DEVDATA_URL: base,
+        DEVDATA_API_KEY: account.key,
+      });
       await until(() => listen.lines().length === 1, 'the ready line');
       await publish(server, 'custom.before');
       await until(() => receiver.on('/hook').length === 1, 'the first forward');

@@ -70,7 +70,11 @@ describe('examples/', () => {
       const account = await app().account();
       // The webhook is made first so that its secret can be given to the receiver.
       const port = await freePort();
-      const webhook = await api(account, 'POST', '/api/v1/webhooks', { name: receiver, url: `http://127.0.0.1:${port}/webhooks`, events: ['resource.created'] });
+      const webhook = await api(account, 'POST', '/api/v1/webhooks', {
+        name: receiver,
+        url: `http://127.0.0.1:${port}/webhooks`,
+        events: ['resource.created'],
+      });
       const example = new Example(receiver, { WEBHOOK_SECRET: webhook.secret, PORT: String(port) });
       await example.waitFor(/listening on (\S+)/, 'the receiver to listen');
       await api(account, 'POST', '/api/v1/resources', { name: 'Doorbell', type: 'binary_sensor', state: false });
@@ -106,7 +110,11 @@ describe('examples/', () => {
     const cookie = (start.headers.get('set-cookie') as string).split(';')[0] as string;
     const page = await fetch(start.headers.get('location') as string);
     expect(page.status).toBe(200);
-    const approval = await fetch(`${base}/oauth/authorize`, { method: 'POST', redirect: 'manual', ...form({ ...hiddenFields(await page.text()), api_key: user.key, action: 'approve' }) });
+    const approval = await fetch(`${base}/oauth/authorize`, {
+      method: 'POST',
+      redirect: 'manual',
+      ...form({ ...hiddenFields(await page.text()), api_key: user.key, action: 'approve' }),
+    });
     expect(approval.status).toBe(303);
     const callback = await fetch(approval.headers.get('location') as string, { headers: { cookie } });
     expect(await callback.text()).toMatch(/^Connected to Test account \d+: 1 resources\.\n$/);

@@ -52,13 +52,21 @@ describe('DevdataOAuth', () => {
     const callback = await approve(pending);
     expect(callback.searchParams.get('iss')).toBe(base);
     const tokens = await oauth.exchangeCode(callback, pending);
-    expect(tokens).toMatchObject({ accessToken: expect.stringMatching(/^dda_/), refreshToken: expect.stringMatching(/^ddr_/), tokenType: 'bearer', scopes: ['resources:read'] });
+    expect(tokens).toMatchObject({
+      accessToken: expect.stringMatching(/^dda_/),
+      refreshToken: expect.stringMatching(/^ddr_/),
+      tokenType: 'bearer',
+      scopes: ['resources:read'],
+    });
     expect(tokens.expiresIn).toBeLessThanOrEqual(900);
     expect(tokens.expiresAt?.getTime()).toBeGreaterThan(Date.now());
 
     const asApp = new DevdataClient({ baseUrl: base, apiKey: () => tokens.accessToken });
     const me = await asApp.getCurrentCredential();
-    expect(me).toMatchObject({ account: { id: user.accountId }, credential: { kind: 'oauth_access_token', clientId: publicApp.clientId, scopes: ['resources:read'] } });
+    expect(me).toMatchObject({
+      account: { id: user.accountId },
+      credential: { kind: 'oauth_access_token', clientId: publicApp.clientId, scopes: ['resources:read'] },
+    });
     expect(await failure(asApp.listEvents())).toMatchObject({ status: 403, code: 'insufficient_scope' });
 
     // Refresh rotates: the new pair works, the old refresh token is spent.
@@ -104,7 +112,12 @@ describe('DevdataOAuth', () => {
     const tokens = await oauth.exchangeCode(await approve(pending), pending);
     expect(tokens.refreshToken).toMatch(/^ddr_/);
 
-    const wrongSecret = await DevdataOAuth.discover({ issuer: base, clientId: confidentialApp.clientId, clientSecret: 'ddcs_wrong', redirectUri: REDIRECT_URI });
+    const wrongSecret = await DevdataOAuth.discover({
+      issuer: base,
+      clientId: confidentialApp.clientId,
+      clientSecret: 'ddcs_wrong',
+      redirectUri: REDIRECT_URI,
+    });
     expect(await failure(wrongSecret.clientCredentials())).toMatchObject({ status: 401, code: 'invalid_client' });
   });
 });

@@ -45,7 +45,9 @@ describe('@devdata/client', () => {
 
   it('creates, reads, changes and deletes a resource with typed calls', async () => {
     const { devdata } = await client();
-    const created = await devdata.createResource({ body: { name: 'Kitchen temperature', type: 'sensor', state: 21.5, tags: ['kitchen'], attributes: { unit_of_measurement: '°C' } } });
+    const created = await devdata.createResource({
+      body: { name: 'Kitchen temperature', type: 'sensor', state: 21.5, tags: ['kitchen'], attributes: { unit_of_measurement: '°C' } },
+    });
     expect(created).toMatchObject({ name: 'Kitchen temperature', type: 'sensor', state: 21.5, version: 1, tags: ['kitchen'] });
     expect(await devdata.getResource({ path: { id: created.id } })).toEqual(created);
     const changed = await devdata.updateResource({ path: { id: created.id }, body: { state: 22 } });
@@ -65,7 +67,11 @@ describe('@devdata/client', () => {
     expect(conflict.isPreconditionFailed).toBe(true);
     expect(conflict).toMatchObject({ status: 412, code: 'precondition_failed' });
     expect(conflict.currentVersion).toBe(2);
-    const retried = await devdata.updateResource({ path: { id: resource.id }, header: { 'if-match': ifMatch(conflict.currentVersion as number) }, body: { state: false } });
+    const retried = await devdata.updateResource({
+      path: { id: resource.id },
+      header: { 'if-match': ifMatch(conflict.currentVersion as number) },
+      body: { state: false },
+    });
     expect(retried.version).toBe(3);
   });
 
@@ -90,10 +96,13 @@ describe('@devdata/client', () => {
   it('sends the credential from a function, so a token can be refreshed between calls', async () => {
     const { account, base } = await client();
     let asked = 0;
-    const devdata = new DevdataClient({ baseUrl: base, apiKey: () => {
+    const devdata = new DevdataClient({
+      baseUrl: base,
+      apiKey: () => {
         asked++;
         return Promise.resolve(account.key);
-      }, });
+      },
+    });
     expect((await devdata.getCurrentCredential()).credential.id).toBe(account.keyId);
     await devdata.getApiInfo();
     expect(asked).toBe(2);
@@ -146,7 +155,8 @@ describe('@devdata/client', () => {
   it('pages through every list as an async iterator', async () => {
     const { devdata } = await client();
     const made: Resource[] = [];
-    for (let i = 0; i < 7; i++) made.push(await devdata.createResource({ body: { name: `Sensor ${i}`, type: 'sensor', state: i, tags: i % 2 ? ['odd'] : [] } }));
+    for (let i = 0; i < 7; i++)
+      made.push(await devdata.createResource({ body: { name: `Sensor ${i}`, type: 'sensor', state: i, tags: i % 2 ? ['odd'] : [] } }));
     expect((await collect(devdata.iterateResources({ limit: 3 }))).map((resource) => resource.id)).toEqual(made.map((resource) => resource.id));
     expect((await collect(devdata.iterateResources({ limit: 2, tag: ['odd'] }))).map((resource) => resource.state)).toEqual([1, 3, 5]);
 

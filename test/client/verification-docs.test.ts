@@ -28,7 +28,12 @@ function installed(command: string, args: string[]): boolean {
 }
 
 const SECRET = 'whsec_docs_example_secret';
-const body = JSON.stringify({ id: 42, type: 'resource.updated', data: { resource: { name: 'Küche ✓' }, changed: ['state'] }, createdAt: '2026-11-20T10:00:00.000Z' });
+const body = JSON.stringify({
+  id: 42,
+  type: 'resource.updated',
+  data: { resource: { name: 'Küche ✓' }, changed: ['state'] },
+  createdAt: '2026-11-20T10:00:00.000Z',
+});
 const now = () => Math.floor(Date.now() / 1000);
 
 /** Runs a verifier on (body, header, secret) and returns what it printed: `verified <id>` or `refused …`. */
@@ -67,13 +72,15 @@ except WebhookVerificationError as error:
     });
   });
 
-  it.runIf(installed('go', ['version']))('Go: Verify', async () => {
-    const verifier = join(directory, 'go');
-    execFileSync('mkdir', ['-p', verifier]);
-    writeFileSync(join(verifier, 'verify.go'), snippet('go').replace('package devdatawebhook', 'package main'));
-    writeFileSync(
-      join(verifier, 'main.go'),
-      `package main
+  it.runIf(installed('go', ['version']))(
+    'Go: Verify',
+    async () => {
+      const verifier = join(directory, 'go');
+      execFileSync('mkdir', ['-p', verifier]);
+      writeFileSync(join(verifier, 'verify.go'), snippet('go').replace('package devdatawebhook', 'package main'));
+      writeFileSync(
+        join(verifier, 'main.go'),
+        `package main
 
 import (
 	"fmt"
@@ -91,15 +98,17 @@ func main() {
 	fmt.Println("verified", event.ID)
 }
 `,
-    );
-    const env = { ...process.env, GOCACHE: join(directory, 'gocache'), GOPATH: join(directory, 'gopath'), GO111MODULE: 'off' };
-    const binary = join(verifier, 'verify');
-    execFileSync('go', ['build', '-o', binary, join(verifier, 'verify.go'), join(verifier, 'main.go')], { env, stdio: 'pipe' });
-    await expectVerifierBehaves((rawBody, header, secret) => {
-      writeFileSync(join(directory, 'body.json'), rawBody);
-      return execFileSync(binary, [join(directory, 'body.json'), header, secret], { encoding: 'utf8' }).trim();
-    });
-  }, 120_000);
+      );
+      const env = { ...process.env, GOCACHE: join(directory, 'gocache'), GOPATH: join(directory, 'gopath'), GO111MODULE: 'off' };
+      const binary = join(verifier, 'verify');
+      execFileSync('go', ['build', '-o', binary, join(verifier, 'verify.go'), join(verifier, 'main.go')], { env, stdio: 'pipe' });
+      await expectVerifierBehaves((rawBody, header, secret) => {
+        writeFileSync(join(directory, 'body.json'), rawBody);
+        return execFileSync(binary, [join(directory, 'body.json'), header, secret], { encoding: 'utf8' }).trim();
+      });
+    },
+    120_000,
+  );
 
   it.runIf(installed('openssl', ['version']))('shell: verify_devdata_webhook', async () => {
     const script = `${snippet('sh')}

@@ -10,6 +10,8 @@ it('loads at most 200 KB of gzipped JavaScript on the first visit', () => {
   expect(scripts.length).toBeGreaterThan(0);
   const sizes = scripts.map((url) => ({ url, gzipped: gzipSync(builtFile(url), { level: 9 }).length }));
   const total = sizes.reduce((sum, { gzipped }) => sum + gzipped, 0);
-  console.log(`console first-load JavaScript: ${(total / 1024).toFixed(1)} KB gzipped (${sizes.map(({ url, gzipped }) => `${url.split('/').pop()} ${(gzipped / 1024).toFixed(1)} KB`).join(', ')})`);
+  console.log(
+    `console first-load JavaScript: ${(total / 1024).toFixed(1)} KB gzipped (${sizes.map(({ url, gzipped }) => `${url.split('/').pop()} ${(gzipped / 1024).toFixed(1)} KB`).join(', ')})`,
+  );
   expect(total).toBeLessThanOrEqual(LIMIT_BYTES);
 });

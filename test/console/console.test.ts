@@ -90,7 +90,9 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.getByRole('heading', { name: 'Connected key' }).waitFor();
     expect(await page.getByRole('cell', { name: 'granted', exact: true }).count()).toBe(10);
     // Evaluated in the page (a string: the test's own types know no DOM).
-    const storage = await page.evaluate<{ session: Record<string, string>; local: Record<string, string>; url: string }>('({ session: { ...sessionStorage }, local: { ...localStorage }, url: location.href })');
+    const storage = await page.evaluate<{ session: Record<string, string>; local: Record<string, string>; url: string }>(
+      '({ session: { ...sessionStorage }, local: { ...localStorage }, url: location.href })',
+    );
     expect(Object.values(storage.session)).toEqual([key]);
     expect(storage.local).toEqual({});
     expect(storage.url).not.toContain(key);
@@ -272,7 +274,14 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await page.getByRole('heading', { name: 'Greenhouse Monitor' }).waitFor();
     const listed = await api('GET', '/api/v1/apps');
-    expect(listed.json.data).toEqual([expect.objectContaining({ name: 'Greenhouse Monitor', type: 'confidential', redirectUris: ['http://127.0.0.1:8123/callback'], scopes: ['resources:read'] })]);
+    expect(listed.json.data).toEqual([
+      expect.objectContaining({
+        name: 'Greenhouse Monitor',
+        type: 'confidential',
+        redirectUris: ['http://127.0.0.1:8123/callback'],
+        scopes: ['resources:read'],
+      }),
+    ]);
   });
 
   it('creates a cron schedule read out in words, runs it now and shows the outcome', async () => {

@@ -45,8 +45,20 @@ async function fillAccount(key: string): Promise<void> {
     expect(response.status, `${method} ${url}: ${response.body}`).toBeLessThan(300);
     return response.json;
   };
-  const temperature = await api('POST', '/api/v1/resources', { name: 'Greenhouse temperature', type: 'sensor', state: 21.5, attributes: { unit_of_measurement: '°C' }, tags: ['greenhouse', 'north'] });
-  await api('POST', '/api/v1/resources', { name: 'Greenhouse humidity', type: 'sensor', state: 64, attributes: { unit_of_measurement: '%' }, tags: ['greenhouse'] });
+  const temperature = await api('POST', '/api/v1/resources', {
+    name: 'Greenhouse temperature',
+    type: 'sensor',
+    state: 21.5,
+    attributes: { unit_of_measurement: '°C' },
+    tags: ['greenhouse', 'north'],
+  });
+  await api('POST', '/api/v1/resources', {
+    name: 'Greenhouse humidity',
+    type: 'sensor',
+    state: 64,
+    attributes: { unit_of_measurement: '%' },
+    tags: ['greenhouse'],
+  });
   const pump = await api('POST', '/api/v1/resources', { name: 'Irrigation pump', type: 'switch', state: false, tags: ['greenhouse', 'pump'] });
   await api('POST', '/api/v1/resources', { name: 'Door open', type: 'binary_sensor', state: false, tags: ['greenhouse', 'security'] });
   await api('POST', '/api/v1/resources', { name: 'Status message', type: 'text', state: 'All systems nominal' });
@@ -54,12 +66,30 @@ async function fillAccount(key: string): Promise<void> {
   await api('PATCH', `/api/v1/resources/${pump.id}`, { state: true });
   await api('POST', '/api/v1/events', { type: 'custom.deploy.finished', data: { version: '1.4.0', by: 'ci' } });
   await api('POST', '/api/v1/keys', { name: 'ci', scopes: ['resources:read', 'events:read'], expiresInDays: 30 });
-  await api('POST', '/api/v1/webhooks', { name: 'Local receiver', url: receiver.url('/hook'), events: ['resource.created', 'resource.updated', 'resource.deleted', 'custom.*'] });
+  await api('POST', '/api/v1/webhooks', {
+    name: 'Local receiver',
+    url: receiver.url('/hook'),
+    events: ['resource.created', 'resource.updated', 'resource.deleted', 'custom.*'],
+  });
   await api('PATCH', `/api/v1/resources/${temperature.id}`, { state: 23.1 });
   await until(() => receiver.on('/hook').length > 0, 'a webhook delivery');
-  await api('POST', '/api/v1/apps', { name: 'Greenhouse Monitor', type: 'confidential', redirectUris: ['https://monitor.example.com/callback'], scopes: ['resources:read', 'events:read'] });
-  const warmUp = await api('POST', '/api/v1/schedules', { name: 'Morning warm-up', cron: '30 6 * * 1-5', timezone: 'Europe/Berlin', action: { type: 'set_state', resourceId: pump.id, state: true } });
-  await api('POST', '/api/v1/schedules', { name: 'Nightly report', cron: '0 22 * * *', action: { type: 'publish_event', eventType: 'custom.report.requested', data: { period: 'day' } } });
+  await api('POST', '/api/v1/apps', {
+    name: 'Greenhouse Monitor',
+    type: 'confidential',
+    redirectUris: ['https://monitor.example.com/callback'],
+    scopes: ['resources:read', 'events:read'],
+  });
+  const warmUp = await api('POST', '/api/v1/schedules', {
+    name: 'Morning warm-up',
+    cron: '30 6 * * 1-5',
+    timezone: 'Europe/Berlin',
+    action: { type: 'set_state', resourceId: pump.id, state: true },
+  });
+  await api('POST', '/api/v1/schedules', {
+    name: 'Nightly report',
+    cron: '0 22 * * *',
+    action: { type: 'publish_event', eventType: 'custom.report.requested', data: { period: 'day' } },
+  });
   await api('POST', `/api/v1/schedules/${warmUp.id}/run`);
 }
 

@@ -104,9 +104,9 @@ describe('developer accounts', () => {
 
     it('refuses an email an operator-created account already holds (409)', async () => {
       const email = freshEmail();
-      await app().context.storage.db.transaction().execute((trx) =>
-        app().context.services.accounts.create(trx, { name: 'Operator made', email }, { kind: 'operator' }),
-      );
+      await app()
+        .context.storage.db.transaction()
+        .execute((trx) => app().context.services.accounts.create(trx, { name: 'Operator made', email }, { kind: 'operator' }));
       expectError(await signup({ name: 'Late', email }), 409, 'conflict');
     });
 
@@ -334,7 +334,12 @@ describe('developer sessions with a short lifetime', () => {
   });
 
   it('gives the cookie the configured Max-Age and refuses the session once it has expired', async () => {
-    const response = await app.request({ method: 'POST', url: '/api/v1/developer/signup', body: { name: 'Short', email: freshEmail() }, remoteAddress: freshIp() });
+    const response = await app.request({
+      method: 'POST',
+      url: '/api/v1/developer/signup',
+      body: { name: 'Short', email: freshEmail() },
+      remoteAddress: freshIp(),
+    });
     expect(response.status).toBe(201);
     const cookie = setCookieOf(response);
     expect(cookie).toMatch(/^__Host-service_developer_session=dds_[A-Za-z0-9_-]{43,}; Path=\/; Secure; HttpOnly; SameSite=Strict; Max-Age=60$/);
@@ -358,6 +363,8 @@ describe('developer sessions with a short lifetime', () => {
     }
     expect((await app.request({ method: 'POST', url: '/api/v1/developer/signup', body: {}, remoteAddress: ip })).status).toBe(429);
     clock.advance(3_600_000);
-    expect((await app.request({ method: 'POST', url: '/api/v1/developer/signup', body: { name: 'Next hour', email: freshEmail() }, remoteAddress: ip })).status).toBe(201);
+    expect(
+      (await app.request({ method: 'POST', url: '/api/v1/developer/signup', body: { name: 'Next hour', email: freshEmail() }, remoteAddress: ip })).status,
+    ).toBe(201);
   });
 });

@@ -80,13 +80,7 @@ describe('events', () => {
       expect(event.data).toEqual({});
     });
 
-    it.each([
-      ['custom.a'],
-      ['custom.A_b.c:d-e'],
-      ['custom.0'],
-      ['custom....'],
-      [`custom.${'x'.repeat(100)}`],
-    ])('accepts the type %s', async (type) => {
+    it.each([['custom.a'], ['custom.A_b.c:d-e'], ['custom.0'], ['custom....'], [`custom.${'x'.repeat(100)}`]])('accepts the type %s', async (type) => {
       const caller = await app().account(['events:write']);
       const response = await publish(caller.key, type, { n: 1 });
       expect(response.status, response.body).toBe(201);
@@ -523,9 +517,7 @@ describe('event retention (EVENT_RETENTION=5)', () => {
       };
 
       const storedIds = async (account: string) =>
-        (
-          await t.context.storage.db.selectFrom('events').select('id').where('account_id', '=', account).orderBy('id').execute()
-        ).map((row) => Number(row.id));
+        (await t.context.storage.db.selectFrom('events').select('id').where('account_id', '=', account).orderBy('id').execute()).map((row) => Number(row.id));
 
       await checkAnswers();
 

@@ -24,7 +24,10 @@ describe('InMemoryOlderEvents', () => {
     const storage = log(1_000);
     const model = new InMemoryOlderEvents(storage.load);
     expect(ids(await model.after('acc', 150, 100, undefined, 1_000))).toEqual(Array.from({ length: 100 }, (_, index) => 151 + index));
-    expect(storage.state.reads).toEqual([[101, 200], [201, 300]]);
+    expect(storage.state.reads).toEqual([
+      [101, 200],
+      [201, 300],
+    ]);
     expect(ids(await model.after('acc', 120, 50, undefined, 1_000))).toEqual(Array.from({ length: 50 }, (_, index) => 121 + index));
     expect(storage.state.reads).toHaveLength(2);
   });
@@ -35,7 +38,10 @@ describe('InMemoryOlderEvents', () => {
     expect(ids(await model.after('acc', 940, 100, undefined, 950))).toEqual(Array.from({ length: 10 }, (_, index) => 941 + index));
     storage.state.count = 1_000;
     expect(ids(await model.after('acc', 940, 100, undefined, 1_000))).toEqual(Array.from({ length: 60 }, (_, index) => 941 + index));
-    expect(storage.state.reads).toEqual([[901, 950], [901, 1_000]]);
+    expect(storage.state.reads).toEqual([
+      [901, 950],
+      [901, 1_000],
+    ]);
   });
 
   it('filters by type and stops after a few chunk reads, saying where storage goes on', async () => {
@@ -88,9 +94,14 @@ describe('pages from any cursor through the real server', () => {
           for (let round = 0; round < 2; round++) {
             const response = await app.request({ url: query, key: account.key });
             expect(response.status, query).toBe(200);
-            const matching = published.filter((event) => event.id > after && (!type || (type.endsWith('.*') ? event.type.startsWith(type.slice(0, -1)) : event.type === type)));
+            const matching = published.filter(
+              (event) => event.id > after && (!type || (type.endsWith('.*') ? event.type.startsWith(type.slice(0, -1)) : event.type === type)),
+            );
             const expected = matching.slice(0, limit);
-            expect(response.json.data.map((event: { id: number; type: string }) => [event.id, event.type]), query).toEqual(expected.map((event) => [event.id, event.type]));
+            expect(
+              response.json.data.map((event: { id: number; type: string }) => [event.id, event.type]),
+              query,
+            ).toEqual(expected.map((event) => [event.id, event.type]));
             expect(response.json.hasMore, query).toBe(matching.length > limit);
             expect(response.json.cursor, query).toBe(expected.at(-1)?.id ?? Math.max(2_600, after));
           }

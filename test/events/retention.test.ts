@@ -20,7 +20,9 @@ describe('retention in small steps', () => {
   });
 
   const storedIds = async () =>
-    (await app.context.storage.db.selectFrom('events').select('id').where('account_id', '=', account.accountId).orderBy('id').execute()).map((row) => Number(row.id));
+    (await app.context.storage.db.selectFrom('events').select('id').where('account_id', '=', account.accountId).orderBy('id').execute()).map((row) =>
+      Number(row.id),
+    );
 
   /** `count` custom events, a few hundred to a transaction. */
   async function publish(count: number): Promise<void> {

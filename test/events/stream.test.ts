@@ -49,8 +49,7 @@ function subscribe(url: string, key: string, types: string[], extraHeaders: Reco
   const unnamed: unknown[] = [];
   const errors: Array<{ code: number | undefined; message: string | undefined; readyState: number }> = [];
   const source = new EventSource(url, {
-    fetch: (input, init) =>
-      fetch(input, { ...init, headers: { ...extraHeaders, ...init?.headers, Authorization: `Bearer ${key}` } }),
+    fetch: (input, init) => fetch(input, { ...init, headers: { ...extraHeaders, ...init?.headers, Authorization: `Bearer ${key}` } }),
   });
   cleanups.push(() => source.close());
   for (const type of types) {
@@ -232,8 +231,13 @@ describe('event stream', () => {
     expect(log.map((event) => event.id)).toEqual(range(11, last));
     expect(stream.ids()).toEqual(range(11, last));
     expectMessagesMatchLog(stream.received, log);
-    expectMessagesMatchLog(late.received, log.filter((event) => event.id > 45));
-    expect(stream.received.filter((message) => message.type === 'resource.updated')).toHaveLength(log.filter((event) => event.type === 'resource.updated').length);
+    expectMessagesMatchLog(
+      late.received,
+      log.filter((event) => event.id > 45),
+    );
+    expect(stream.received.filter((message) => message.type === 'resource.updated')).toHaveLength(
+      log.filter((event) => event.type === 'resource.updated').length,
+    );
     expect(stream.received.filter((message) => message.type === 'resource.updated').length).toBeGreaterThan(20);
     expect(stream.unnamed).toEqual([]);
     expect(stream.errors).toEqual([]);
@@ -416,8 +420,14 @@ describe('event stream', () => {
     await sleep(50);
 
     const log = await allEvents(caller.key);
-    expectMessagesMatchLog(custom.received, log.filter((event) => event.type.startsWith('custom.')));
-    expectMessagesMatchLog(resourceOnly.received, log.filter((event) => event.type === 'resource.updated'));
+    expectMessagesMatchLog(
+      custom.received,
+      log.filter((event) => event.type.startsWith('custom.')),
+    );
+    expectMessagesMatchLog(
+      resourceOnly.received,
+      log.filter((event) => event.type === 'resource.updated'),
+    );
     expect(custom.received).toHaveLength(31);
     expect(resourceOnly.received).toHaveLength(31);
   });
@@ -618,7 +628,10 @@ describe('event stream heartbeat', () => {
       await waitFor(() => stream.ids().includes(published.json.id), 'the event after heartbeats', 2000);
       expect(stream.messages).toEqual([{ id: String(published.json.id), event: 'custom.beat', data: JSON.stringify(published.json) }]);
       // Every block of the stream is a comment or a message.
-      for (const block of stream.raw().split('\n\n').filter((part) => part !== '')) {
+      for (const block of stream
+        .raw()
+        .split('\n\n')
+        .filter((part) => part !== '')) {
         expect(block.startsWith(':') || block.startsWith('id: ')).toBe(true);
       }
     } finally {

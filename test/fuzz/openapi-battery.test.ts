@@ -82,9 +82,23 @@ describe('every operation of /openapi.json, valid and broken requests', () => {
       await post('/api/v1/resources', { name: 'Note', type: 'text', state: 'hello' }),
     ];
     const webhook = await post('/api/v1/webhooks', { name: 'Hook', url: 'https://8.8.8.8/hook', events: ['resource.created', 'custom.*'] });
-    const publicApp = await post('/api/v1/apps', { name: 'Public', type: 'public', redirectUris: ['https://client.example.com/cb'], scopes: ['resources:read'] });
-    const confidentialApp = await post('/api/v1/apps', { name: 'Server', type: 'confidential', redirectUris: ['http://127.0.0.1:9/cb'], scopes: ['events:read'] });
-    const schedule = await post('/api/v1/schedules', { name: 'Nightly', cron: '0 3 * * *', action: { type: 'publish_event', eventType: 'custom.nightly', data: {} } });
+    const publicApp = await post('/api/v1/apps', {
+      name: 'Public',
+      type: 'public',
+      redirectUris: ['https://client.example.com/cb'],
+      scopes: ['resources:read'],
+    });
+    const confidentialApp = await post('/api/v1/apps', {
+      name: 'Server',
+      type: 'confidential',
+      redirectUris: ['http://127.0.0.1:9/cb'],
+      scopes: ['events:read'],
+    });
+    const schedule = await post('/api/v1/schedules', {
+      name: 'Nightly',
+      cron: '0 3 * * *',
+      action: { type: 'publish_event', eventType: 'custom.nightly', data: {} },
+    });
     const spareKey = await post('/api/v1/keys', { name: 'Spare', scopes: ['resources:read'] });
     const installations = (await app.request({ url: '/api/v1/installations', key: account.key })).json.data as Array<{ id: string }>;
     ids = {
@@ -135,7 +149,10 @@ describe('every operation of /openapi.json, valid and broken requests', () => {
   const pathValues = (operation: Operation) => (name: string) => {
     if (name !== 'id') return fc.constantFrom('dlv_missing', 'x');
     const collection = operation.path.split('/')[3] ?? '';
-    return fc.oneof({ arbitrary: fc.constantFrom(...(ids[collection] ?? ['x'])), weight: 4 }, { arbitrary: fc.constantFrom('missing', `${collection.slice(0, 3)}_missing`), weight: 1 });
+    return fc.oneof(
+      { arbitrary: fc.constantFrom(...(ids[collection] ?? ['x'])), weight: 4 },
+      { arbitrary: fc.constantFrom('missing', `${collection.slice(0, 3)}_missing`), weight: 1 },
+    );
   };
 
   async function expectProperties(operation: Operation, parts: RequestParts): Promise<void> {

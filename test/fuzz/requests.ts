@@ -79,7 +79,14 @@ export function toRawRequest(operation: Operation, parts: RequestParts): RawRequ
   if (body === undefined && parts.body !== undefined) {
     body =
       parts.mediaType === 'application/x-www-form-urlencoded'
-        ? Buffer.from(new URLSearchParams(Object.entries(parts.body as Record<string, unknown>).map(([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)])).toString())
+        ? Buffer.from(
+            new URLSearchParams(
+              Object.entries(parts.body as Record<string, unknown>).map(([key, value]): [string, string] => [
+                key,
+                typeof value === 'string' ? value : JSON.stringify(value),
+              ]),
+            ).toString(),
+          )
         : Buffer.from(JSON.stringify(parts.body));
   }
   const contentType = parts.contentType === undefined ? (body === undefined ? undefined : parts.mediaType) : parts.contentType;
@@ -94,15 +101,28 @@ function queryEntries(name: string, value: unknown): Array<[string, string]> {
 }
 
 /** A request as the document describes it, with the caller's credential. */
-export function validRequest(operation: Operation, context: SchemaContext, pathValues: (name: string) => fc.Arbitrary<string>, credential: string): fc.Arbitrary<RequestParts> {
+export function validRequest(
+  operation: Operation,
+  context: SchemaContext,
+  pathValues: (name: string) => fc.Arbitrary<string>,
+  credential: string,
+): fc.Arbitrary<RequestParts> {
   const pathParameters = operation.parameters.filter((parameter) => parameter.in === 'path');
   const optional = (parameter: Parameter, value: fc.Arbitrary<unknown>) => (parameter.required ? value : fc.option(value, { nil: undefined, freq: 2 }));
   const query = operation.parameters
     .filter((parameter) => parameter.in === 'query')
-    .map((parameter) => optional(parameter, context.hints[parameter.name] ?? validValue(parameter.schema, context)).map((value) => (value === undefined ? [] : queryEntries(parameter.name, value))));
+    .map((parameter) =>
+      optional(parameter, context.hints[parameter.name] ?? validValue(parameter.schema, context)).map((value) =>
+        value === undefined ? [] : queryEntries(parameter.name, value),
+      ),
+    );
   const headers = operation.parameters
     .filter((parameter) => parameter.in === 'header')
-    .map((parameter) => optional(parameter, context.hints[parameter.name] ?? validValue(parameter.schema, context)).map((value): Array<[string, string]> => (value === undefined ? [] : [[parameter.name, String(value)]])));
+    .map((parameter) =>
+      optional(parameter, context.hints[parameter.name] ?? validValue(parameter.schema, context)).map(
+        (value): Array<[string, string]> => (value === undefined ? [] : [[parameter.name, String(value)]]),
+      ),
+    );
   return fc
     .record({
       path: fc.tuple(...pathParameters.map((parameter) => pathValues(parameter.name).map((value) => [parameter.name, value] as const))),
@@ -123,9 +143,14 @@ export function validRequest(operation: Operation, context: SchemaContext, pathV
 
 type Mutation = (parts: RequestParts, operation: Operation) => fc.Arbitrary<RequestParts>;
 
-const withMutation = (parts: RequestParts, name: string, change: Partial<RequestParts>): RequestParts => ({ ...parts, ...change, mutations: [...parts.mutations, name] });
+const withMutation = (parts: RequestParts, name: string, change: Partial<RequestParts>): RequestParts => ({
+  ...parts,
+  ...change,
+  mutations: [...parts.mutations, name],
+});
 
-const objectBody = (parts: RequestParts) => (parts.body !== null && typeof parts.body === 'object' && !Array.isArray(parts.body) ? (parts.body as Record<string, unknown>) : undefined);
+const objectBody = (parts: RequestParts) =>
+  parts.body !== null && typeof parts.body === 'object' && !Array.isArray(parts.body) ? (parts.body as Record<string, unknown>) : undefined;
 
 /** A body schema's property names, for changes aimed at a real field. */
 function fieldNames(operation: Operation, context: SchemaContext): string[] {
@@ -169,52 +194,114 @@ export function mutations(context: SchemaContext): Mutation[] {
         return withMutation(parts, `without ${name}`, { body: rest });
       });
     },
-    (parts) => fc.tuple(fc.string({ minLength: 1, maxLength: 20 }), anyJson).map(([name, value]) => withMutation(parts, `extra field ${JSON.stringify(name)}`, { body: { ...(objectBody(parts) ?? {}), [name === '__proto__' ? 'proto' : name]: value } })),
+    (parts) =>
+      fc.tuple(fc.string({ minLength: 1, maxLength: 20 }), anyJson).map(([name, value]) =>
+        withMutation(parts, `extra field ${JSON.stringify(name)}`, {
+          body: { ...(objectBody(parts) ?? {}), [name === '__proto__' ? 'proto' : name]: value },
+        }),
+      ),
     (parts, operation) => {
       const names = fieldNames(operation, context);
       if (names.length === 0) return fc.constant(withMutation(parts, 'body of another type', { body: [1, 2] }));
       return fc.constantFrom(...names).chain((name) => {
         let schema = operation.body!.schema;
         if (schema.$ref) schema = context.resolve(schema.$ref);
-        return wrongTypeValue(schema.properties[name]).map((value) => withMutation(parts, `${name} of the wrong type`, { body: { ...(objectBody(parts) ?? {}), [name]: value } }));
+        return wrongTypeValue(schema.properties[name]).map((value) =>
+          withMutation(parts, `${name} of the wrong type`, { body: { ...(objectBody(parts) ?? {}), [name]: value } }),
+        );
       });
     },
     (parts, operation) => {
       const names = fieldNames(operation, context);
-      return fc.tuple(names.length > 0 ? fc.constantFrom(...names) : fc.constant('field'), hostileValue).map(([name, value]) => withMutation(parts, `${name} hostile`, { body: { ...(objectBody(parts) ?? {}), [name]: value } }));
+      return fc
+        .tuple(names.length > 0 ? fc.constantFrom(...names) : fc.constant('field'), hostileValue)
+        .map(([name, value]) => withMutation(parts, `${name} hostile`, { body: { ...(objectBody(parts) ?? {}), [name]: value } }));
     },
     (parts, operation) => {
       // Fields that take free JSON first: they are where depth can reach the service's own code.
       const free = freeJsonFields(operation, context);
       const names = free.length > 0 ? free : fieldNames(operation, context);
       return fc.tuple(names.length > 0 ? fc.constantFrom(...names) : fc.constant('field'), fc.constantFrom(33, 20_000)).map(([name, depth]) =>
-        withMutation(parts, `${name} nested ${depth} deep`, { raw: bodyTextWith(parts, name, deepText(depth)), mediaType: parts.mediaType ?? 'application/json' }),
+        withMutation(parts, `${name} nested ${depth} deep`, {
+          raw: bodyTextWith(parts, name, deepText(depth)),
+          mediaType: parts.mediaType ?? 'application/json',
+        }),
       );
     },
     // Bodies that are not what they claim to be.
     (parts) =>
       fc
-        .constantFrom('{', '{"a":1,}', '[1,2', 'null', '"text"', '42', 'true', '{"a":1}{"b":2}', '\ufeff{}', '{"a":"\\ud800"}', '{"__proto__":{"x":1}}', '{"a":1e999}', ' ')
+        .constantFrom(
+          '{',
+          '{"a":1,}',
+          '[1,2',
+          'null',
+          '"text"',
+          '42',
+          'true',
+          '{"a":1}{"b":2}',
+          '\ufeff{}',
+          '{"a":"\\ud800"}',
+          '{"__proto__":{"x":1}}',
+          '{"a":1e999}',
+          ' ',
+        )
         .map((text) => withMutation(parts, `raw body ${JSON.stringify(text)}`, { raw: Buffer.from(text), mediaType: parts.mediaType ?? 'application/json' })),
     (parts) =>
       fc
-        .constantFrom(Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0xaf, 0x22, 0x7d]), Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]), Buffer.alloc(300, 0), Buffer.from('{"name":"\u0000"}'))
+        .constantFrom(
+          Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0xaf, 0x22, 0x7d]),
+          Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]),
+          Buffer.alloc(300, 0),
+          Buffer.from('{"name":"\u0000"}'),
+        )
         .map((raw) => withMutation(parts, `bytes ${raw.subarray(0, 12).toString('hex')}`, { raw, mediaType: parts.mediaType ?? 'application/json' })),
     (parts) =>
       fc
-        .constantFrom(null, 'text/plain', 'application/json; charset=latin1', 'application/JSON', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json, text/html', ';;;', 'application/json; charset="utf-8"')
+        .constantFrom(
+          null,
+          'text/plain',
+          'application/json; charset=latin1',
+          'application/JSON',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/json, text/html',
+          ';;;',
+          'application/json; charset="utf-8"',
+        )
         .map((contentType) => withMutation(parts, `content-type ${contentType}`, { contentType, body: parts.body ?? {} })),
     // Query strings and paths with broken encodings, wrong types and huge values.
     (parts, operation) => {
       const names = operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
       return fc
-        .tuple(fc.constantFrom(...(names.length > 0 ? names : ['unknown'])), fc.constantFrom('%zz', '%E0%A4%A', '%', 'abc', '-1', '1e400', '99999999999999999999', '0x10', '1.5', '', '%00', 'a'.repeat(8_000), '%F0%9F%99%82', '+', 'true'))
+        .tuple(
+          fc.constantFrom(...(names.length > 0 ? names : ['unknown'])),
+          fc.constantFrom(
+            '%zz',
+            '%E0%A4%A',
+            '%',
+            'abc',
+            '-1',
+            '1e400',
+            '99999999999999999999',
+            '0x10',
+            '1.5',
+            '',
+            '%00',
+            'a'.repeat(8_000),
+            '%F0%9F%99%82',
+            '+',
+            'true',
+          ),
+        )
         .map(([name, value]) => withMutation(parts, `query ${name}=${value.slice(0, 20)}`, { query: [...parts.query, [name, value], [name, value]] }));
     },
     (parts, operation) => {
       const names = operation.parameters.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name);
       if (names.length === 0) {
-        return fc.constantFrom('%zz', '/%2e%2e/', '//', '/\u00e9').map((suffix) => withMutation(parts, `path suffix ${suffix}`, { target: `${operation.path}${suffix}` }));
+        return fc
+          .constantFrom('%zz', '/%2e%2e/', '//', '/\u00e9')
+          .map((suffix) => withMutation(parts, `path suffix ${suffix}`, { target: `${operation.path}${suffix}` }));
       }
       return fc
         .tuple(fc.constantFrom(...names), fc.constantFrom('%zz', '%E0%A4%A', '%', '..%2F..%2F', 'x'.repeat(6_000), '%F0%9F%99%82', '%00', 'res_%ff', '\u00e9'))
@@ -236,13 +323,39 @@ export function mutations(context: SchemaContext): Mutation[] {
           [['authorization', 'bearer  ' + 'x']],
         )
         .map((credential) =>
-          withMutation(parts, `credential ${credential[0]?.[1]?.slice(0, 20) ?? 'none'}`, { headers: [...credential, ...parts.headers.filter(([name]) => name !== 'authorization')] }),
+          withMutation(parts, `credential ${credential[0]?.[1]?.slice(0, 20) ?? 'none'}`, {
+            headers: [...credential, ...parts.headers.filter(([name]) => name !== 'authorization')],
+          }),
         ),
     (parts) =>
       fc
         .tuple(
-          fc.constantFrom('if-match', 'if-none-match', 'last-event-id', 'x-request-id', 'range', 'origin', 'cookie', 'accept', 'accept-encoding', 'x-forwarded-for'),
-          fc.constantFrom('"', 'W/', '*', '-1', 'bytes=9-1', 'bytes=0-0,1-1,2-2', '" ', 'x'.repeat(4_000), '%zz', '\u00ff\u00fe', 'null', '__Host-service_developer_session=dds_x; a=b'),
+          fc.constantFrom(
+            'if-match',
+            'if-none-match',
+            'last-event-id',
+            'x-request-id',
+            'range',
+            'origin',
+            'cookie',
+            'accept',
+            'accept-encoding',
+            'x-forwarded-for',
+          ),
+          fc.constantFrom(
+            '"',
+            'W/',
+            '*',
+            '-1',
+            'bytes=9-1',
+            'bytes=0-0,1-1,2-2',
+            '" ',
+            'x'.repeat(4_000),
+            '%zz',
+            '\u00ff\u00fe',
+            'null',
+            '__Host-service_developer_session=dds_x; a=b',
+          ),
         )
         .map(([name, value]) => withMutation(parts, `header ${name}: ${value.slice(0, 20)}`, { headers: [...parts.headers, [name, value]] })),
     // A body where none is expected, and a method with no route.

@@ -13,9 +13,7 @@ export interface SchemaContext {
 }
 
 const FORMATS: Record<string, fc.Arbitrary<string>> = {
-  'date-time': fc
-    .date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
-    .map((date) => date.toISOString()),
+  'date-time': fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((date) => date.toISOString()),
   email: fc.emailAddress(),
   // Address literals only: a host name would make the webhook checks wait on DNS, which this machine lacks.
   uri: fc.constantFrom('https://8.8.8.8/hook', 'https://192.0.2.10/hook', 'http://127.0.0.1:9/callback', 'https://[2001:4860::8888]/x', 'ftp://1.1.1.1/'),
@@ -89,7 +87,11 @@ function objectArbitrary(schema: Schema, context: SchemaContext, depth: number):
   const known = fc.record(model, { requiredKeys: [...required].filter((name) => name in model) });
   const free = schema.additionalProperties;
   if (Object.keys(properties).length === 0 && free !== false) {
-    return fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), free && typeof free === 'object' && Object.keys(free).length > 0 ? validValue(free, context, depth + 1) : anyJson, { maxKeys: 4 });
+    return fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 12 }),
+      free && typeof free === 'object' && Object.keys(free).length > 0 ? validValue(free, context, depth + 1) : anyJson,
+      { maxKeys: 4 },
+    );
   }
   return known;
 }

@@ -52,7 +52,7 @@ describe('installations', () => {
       expect(installation.sha256).toBe(sha256(served));
     });
 
-    it('serves the document for this server\'s base URL, byte for byte the one /openapi.json serves', async () => {
+    it("serves the document for this server's base URL, byte for byte the one /openapi.json serves", async () => {
       const t = await TestApp.start({ env: { BASE_URL: 'https://data.acme.test' } });
       try {
         const caller = await t.account(['integrations:read']);

@@ -203,7 +203,12 @@ describe('Home Assistant integration', () => {
           if (step === 10 && w < 2) {
             response = await app().request({ method: 'DELETE', url: `/api/v1/resources/${initial[10 + w]?.id}`, key: caller.key });
           } else if (step % 8 === 7) {
-            response = await app().request({ method: 'POST', url: '/api/v1/resources', key: caller.key, body: { name: `new ${w}.${step}`, type: 'text', state: `w${w}` } });
+            response = await app().request({
+              method: 'POST',
+              url: '/api/v1/resources',
+              key: caller.key,
+              body: { name: `new ${w}.${step}`, type: 'text', state: `w${w}` },
+            });
           } else if (step % 8 === 3) {
             response = await app().request({ method: 'POST', url: '/api/v1/events', key: caller.key, body: { type: 'custom.noise', data: { w, step } } });
           } else {

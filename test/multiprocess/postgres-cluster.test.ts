@@ -432,7 +432,9 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
         }
       }),
     );
-    expect(Math.max(...lastServed), `B and C last served the revoked key to requests sent ${lastServed.join(' and ')} ms after its revocation`).toBeLessThan(100);
+    expect(Math.max(...lastServed), `B and C last served the revoked key to requests sent ${lastServed.join(' and ')} ms after its revocation`).toBeLessThan(
+      100,
+    );
     const listed = await api(C, 'GET', '/api/v1/keys', { key });
     expect((listed.json.data as Array<{ id: string }>).map((item) => item.id)).not.toContain(created.json.id);
   });
@@ -445,7 +447,9 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
 
     // Every process's listening connection is cut (they reconnect a second later): the revocation's
     // notification below reaches nobody.
-    const cut = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`);
+    const cut = await admin.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`,
+    );
     expect(cut.rowCount).toBeGreaterThanOrEqual(3);
     await sleep(200);
     expect((await api(A, 'DELETE', `/api/v1/keys/${created.json.id}`, { key })).status).toBe(204);
@@ -454,7 +458,12 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
       expect(response.status, `${base}: ${JSON.stringify(response.json)}`).toBe(401);
     }
     // Reconnected, they cache again and still hear revocations.
-    await until(async () => (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`)).rows[0].n >= 3, 'listeners back');
+    await until(
+      async () =>
+        (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`))
+          .rows[0].n >= 3,
+      'listeners back',
+    );
     const again = await api(A, 'POST', '/api/v1/keys', { key, body: { name: 'Fourth key', scopes: ['events:read'] } });
     for (const base of [B, C]) expect((await api(base, 'GET', '/api/v1/events?limit=1', { key: again.json.key })).status).toBe(200);
     expect((await api(A, 'DELETE', `/api/v1/keys/${again.json.id}`, { key })).status).toBe(204);
@@ -509,7 +518,10 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
   // Allowances of 1,000 or more are counted in memory and merged every 100 ms (decisions: "Rate
   // limits on PostgreSQL"): the overshoot is what the other process admits between merges.
   it('two servers with a limit of 1,500 per minute, under concurrent load, admit 1,500 and at most a fifth more in all', async () => {
-    const limited = [new ServerProcess(serverEnv({ RATE_LIMIT_PER_MINUTE: '1500' }), ROOT), new ServerProcess(serverEnv({ RATE_LIMIT_PER_MINUTE: '1500' }), ROOT)];
+    const limited = [
+      new ServerProcess(serverEnv({ RATE_LIMIT_PER_MINUTE: '1500' }), ROOT),
+      new ServerProcess(serverEnv({ RATE_LIMIT_PER_MINUTE: '1500' }), ROOT),
+    ];
     servers.push(...limited);
     const bases = (await Promise.all(limited.map((server) => server.listening()))) as [string, string];
 

@@ -24,7 +24,9 @@ describe('/oauth/authorize', () => {
     const location = new URL(response.headers.location as string);
     expect(`${location.origin}${location.pathname}`).toBe(redirectUri.split('?')[0]);
     const received = Object.fromEntries(location.searchParams);
-    expect(received).toEqual(Object.fromEntries(Object.entries(params).map(([name, value]) => [name, typeof value === 'string' ? value : expect.stringMatching(value)])));
+    expect(received).toEqual(
+      Object.fromEntries(Object.entries(params).map(([name, value]) => [name, typeof value === 'string' ? value : expect.stringMatching(value)])),
+    );
     return location;
   }
 
@@ -143,13 +145,22 @@ describe('/oauth/authorize', () => {
       const { params, state } = await authorizationParams(registered);
       expectRedirect(await submitApproval(app(), params, user.key), withQuery, { tenant: '7', code: /./, state, iss: app().config.baseUrl });
       const omitted = await authorizationParams(registered, { redirect_uri: undefined });
-      expectRedirect(await submitApproval(app(), omitted.params, user.key), withQuery, { tenant: '7', code: /./, state: omitted.state, iss: app().config.baseUrl });
+      expectRedirect(await submitApproval(app(), omitted.params, user.key), withQuery, {
+        tenant: '7',
+        code: /./,
+        state: omitted.state,
+        iss: app().config.baseUrl,
+      });
 
       const two = await setup({ redirectUris: [REDIRECT_URI, 'http://127.0.0.1:8765/cb'] });
       const ambiguous = await authorizationParams(two.registered, { redirect_uri: undefined });
       expect((await getAuthorize(app(), ambiguous.params)).status).toBe(400);
       const second = await authorizationParams(two.registered, { redirect_uri: 'http://127.0.0.1:8765/cb' });
-      expectRedirect(await submitApproval(app(), second.params, two.user.key), 'http://127.0.0.1:8765/cb', { code: /./, state: second.state, iss: app().config.baseUrl });
+      expectRedirect(await submitApproval(app(), second.params, two.user.key), 'http://127.0.0.1:8765/cb', {
+        code: /./,
+        state: second.state,
+        iss: app().config.baseUrl,
+      });
     });
   });
 
@@ -196,7 +207,12 @@ describe('/oauth/authorize', () => {
     it('an invalid key shows the page again (401); a key lacking a scope too (403); no code is issued', async () => {
       const { user, registered } = await setup({ scopes: ['resources:read', 'events:read'] });
       const narrow = await app().request({ method: 'POST', url: '/api/v1/keys', key: user.key, body: { name: 'narrow', scopes: ['resources:read'] } });
-      const revoked = await app().request({ method: 'POST', url: '/api/v1/keys', key: user.key, body: { name: 'gone', scopes: ['resources:read', 'events:read'] } });
+      const revoked = await app().request({
+        method: 'POST',
+        url: '/api/v1/keys',
+        key: user.key,
+        body: { name: 'gone', scopes: ['resources:read', 'events:read'] },
+      });
       await app().request({ method: 'DELETE', url: `/api/v1/keys/${revoked.json.id}`, key: user.key });
       const { params } = await authorizationParams(registered);
       const cases: Array<[string, number]> = [
@@ -215,7 +231,11 @@ describe('/oauth/authorize', () => {
         expect(response.body).toMatch(/<input [^>]*autofocus aria-invalid="true" aria-describedby="error api-key-hint">/);
         if (status === 403) expect(response.body).toContain('events:read');
         // The page again, with a fresh form that still works.
-        const again = await app().request({ method: 'POST', url: '/oauth/authorize', ...form({ ...hiddenFields(response.body), api_key: user.key, action: 'approve' }) });
+        const again = await app().request({
+          method: 'POST',
+          url: '/oauth/authorize',
+          ...form({ ...hiddenFields(response.body), api_key: user.key, action: 'approve' }),
+        });
         expect(again.status).toBe(303);
       }
       expect(await connectionsOf(user.accountId)).toBe(cases.length);
@@ -261,7 +281,11 @@ describe('/oauth/authorize', () => {
       expect(await connectionsOf(user.accountId)).toBe(0);
 
       // An unknown client or redirect URI in the form: the page, not a redirect.
-      const unknown = await app().request({ method: 'POST', url: '/oauth/authorize', ...form({ ...otherFields, client_id: 'ddc_unknown', api_key: user.key, action: 'approve' }) });
+      const unknown = await app().request({
+        method: 'POST',
+        url: '/oauth/authorize',
+        ...form({ ...otherFields, client_id: 'ddc_unknown', api_key: user.key, action: 'approve' }),
+      });
       expect(unknown.status).toBe(400);
       expectPageHeaders(unknown);
       expect(await connectionsOf(user.accountId)).toBe(0);
@@ -283,7 +307,9 @@ describe('the issuer behind a proxy (BASE_URL)', () => {
     const user = await app().account();
     const registered = await registerApp(app(), user.key);
     const approved = await authorizationParams(registered);
-    expect(new URL((await submitApproval(app(), approved.params, user.key)).headers.location as string).searchParams.get('iss')).toBe('https://devdata.example.com');
+    expect(new URL((await submitApproval(app(), approved.params, user.key)).headers.location as string).searchParams.get('iss')).toBe(
+      'https://devdata.example.com',
+    );
     const refused = await authorizationParams(registered, { code_challenge_method: 'plain' });
     expect(new URL((await getAuthorize(app(), refused.params)).headers.location as string).searchParams.get('iss')).toBe('https://devdata.example.com');
   });

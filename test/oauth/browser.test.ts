@@ -61,7 +61,11 @@ describeInBrowser('the approval page in Chromium', () => {
 
   it('a user types the key, clicks Connect, and the app exchanges the code it receives', async () => {
     const user = await app().account();
-    const registered = await registerApp(app(), user.key, { name: 'Greenhouse Monitor', redirectUris: [callbackUri], scopes: ['resources:read', 'events:read'] });
+    const registered = await registerApp(app(), user.key, {
+      name: 'Greenhouse Monitor',
+      redirectUris: [callbackUri],
+      scopes: ['resources:read', 'events:read'],
+    });
     const { url, verifier, state } = await authorizationUrl(registered);
     const context = await browser.newContext();
     try {
@@ -71,7 +75,10 @@ describeInBrowser('the approval page in Chromium', () => {
       expect(await page.title()).toBe('Connect Greenhouse Monitor');
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Connect Greenhouse Monitor to your account?');
       const scopes = await page.getByRole('listitem').allTextContents();
-      expect(scopes.map((text) => text.replace(/\s+/g, ' ').trim())).toEqual(['Read resources resources:read', 'Read events, including full resource changes events:read']);
+      expect(scopes.map((text) => text.replace(/\s+/g, ' ').trim())).toEqual([
+        'Read resources resources:read',
+        'Read events, including full resource changes events:read',
+      ]);
 
       // Keyboard order: the key field, then Connect, then Cancel.
       const focused = async () => page.locator(':focus').evaluate((element) => element.getAttribute('id') ?? element.textContent ?? '');

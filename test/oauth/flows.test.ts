@@ -6,18 +6,7 @@ import * as oauth from 'oauth4webapi';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, useTestApp, type TestAccount } from '../support/app.js';
 import { until } from '../support/wait.js';
-import {
-  apiStatus,
-  basic,
-  connect,
-  discover,
-  expectOAuthError,
-  insecure,
-  refresh,
-  registerApp,
-  revoke,
-  tokenRequest,
-} from './support.js';
+import { apiStatus, basic, connect, discover, expectOAuthError, insecure, refresh, registerApp, revoke, tokenRequest } from './support.js';
 
 const ACCESS_TTL_SECONDS = 600;
 
@@ -26,7 +15,10 @@ const DAY_MS = 86_400_000;
 describe('OAuth 2.0 flows with oauth4webapi', () => {
   const clock = new ManualClock();
   // The retention task (which also records connections that ran out) runs every 200 ms here.
-  const app = useTestApp({ clock, env: { ACCESS_TOKEN_TTL_SECONDS: String(ACCESS_TTL_SECONDS), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', RETENTION_INTERVAL_MS: '200' } });
+  const app = useTestApp({
+    clock,
+    env: { ACCESS_TOKEN_TTL_SECONDS: String(ACCESS_TTL_SECONDS), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', RETENTION_INTERVAL_MS: '200' },
+  });
   let base: string;
   let as: oauth.AuthorizationServer;
 
@@ -73,7 +65,16 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
         revocation_endpoint_auth_methods_supported: ['none', 'client_secret_basic'],
-        scopes_supported: ['resources:read', 'resources:write', 'events:read', 'events:write', 'integrations:read', 'webhooks:manage', 'schedules:manage', 'usage:read'],
+        scopes_supported: [
+          'resources:read',
+          'resources:write',
+          'events:read',
+          'events:write',
+          'integrations:read',
+          'webhooks:manage',
+          'schedules:manage',
+          'usage:read',
+        ],
         authorization_response_iss_parameter_supported: true,
       });
       const response = await fetch(`${base}/.well-known/oauth-authorization-server`, { headers: { origin: 'https://spa.example.org' } });
@@ -95,7 +96,12 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
     expect(Object.keys(document.paths['/oauth/authorize'].get.responses['200'].content)).toEqual(['text/html']);
     expect(document.paths['/oauth/authorize'].post.responses['303'].headers).toHaveProperty('Location');
     expect(document.components.securitySchemes.oauth2.flows).toEqual({
-      authorizationCode: { authorizationUrl: `${base}/oauth/authorize`, tokenUrl: `${base}/oauth/token`, refreshUrl: `${base}/oauth/token`, scopes: expect.any(Object) },
+      authorizationCode: {
+        authorizationUrl: `${base}/oauth/authorize`,
+        tokenUrl: `${base}/oauth/token`,
+        refreshUrl: `${base}/oauth/token`,
+        scopes: expect.any(Object),
+      },
       clientCredentials: { tokenUrl: `${base}/oauth/token`, scopes: expect.any(Object) },
     });
     expect(Object.keys(document.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual(as.scopes_supported);
@@ -181,7 +187,13 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       expect(tokens.scope).toBe('resources:read');
       expect(await apiStatus(base, tokens.access_token, '/api/v1/resources')).toBe(200);
 
-      const refreshed = await oauth.refreshTokenGrantRequest(as, { client_id: registered.clientId }, oauth.ClientSecretBasic(registered.clientSecret as string), tokens.refresh_token as string, insecure);
+      const refreshed = await oauth.refreshTokenGrantRequest(
+        as,
+        { client_id: registered.clientId },
+        oauth.ClientSecretBasic(registered.clientSecret as string),
+        tokens.refresh_token as string,
+        insecure,
+      );
       expect(refreshed.status).toBe(200);
       expect(refreshed.headers.get('cache-control')).toBe('no-store');
       expect(refreshed.headers.get('pragma')).toBe('no-cache');
@@ -213,10 +225,20 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       for (const token of [first.tokens.access_token, second.access_token, third.access_token]) expect(await apiStatus(base, token)).toBe(200);
 
       // A narrower scope may be asked for; a wider one never.
-      const narrower = await tokenRequest(app(), { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: third.refresh_token as string, scope: 'resources:read' });
+      const narrower = await tokenRequest(app(), {
+        grant_type: 'refresh_token',
+        client_id: registered.clientId,
+        refresh_token: third.refresh_token as string,
+        scope: 'resources:read',
+      });
       expect(narrower.status).toBe(200);
       expect(narrower.json.scope).toBe('resources:read');
-      const wider = await tokenRequest(app(), { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: narrower.json.refresh_token, scope: 'resources:read resources:write' });
+      const wider = await tokenRequest(app(), {
+        grant_type: 'refresh_token',
+        client_id: registered.clientId,
+        refresh_token: narrower.json.refresh_token,
+        scope: 'resources:read resources:write',
+      });
       expectOAuthError(wider, 400, 'invalid_scope');
     });
 
@@ -224,13 +246,23 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       const user = await app().account();
       const registered = await registerApp(app(), user.key, { scopes: ['resources:read', 'events:read'] });
       const { tokens } = await connect(app(), as, registered, user.key);
-      const patch = await app().request({ method: 'PATCH', url: `/api/v1/apps/${registered.id}`, key: user.key, body: { scopes: ['resources:read', 'usage:read'] } });
+      const patch = await app().request({
+        method: 'PATCH',
+        url: `/api/v1/apps/${registered.id}`,
+        key: user.key,
+        body: { scopes: ['resources:read', 'usage:read'] },
+      });
       expect(patch.status).toBe(200);
       const narrowed = await refresh(as, registered, tokens.refresh_token as string);
       expect(narrowed.scope).toBe('resources:read');
       expect(await apiStatus(base, narrowed.access_token, '/api/v1/events')).toBe(403);
       // A scope the app gained later is not part of what the user approved.
-      const gained = await tokenRequest(app(), { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: narrowed.refresh_token as string, scope: 'usage:read' });
+      const gained = await tokenRequest(app(), {
+        grant_type: 'refresh_token',
+        client_id: registered.clientId,
+        refresh_token: narrowed.refresh_token as string,
+        scope: 'usage:read',
+      });
       expectOAuthError(gained, 400, 'invalid_scope');
     });
 
@@ -241,9 +273,9 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       const hookId = await webhookWith(first.tokens.access_token);
       const second = await refresh(as, registered, first.tokens.refresh_token as string);
 
-      const reuse = oauth.refreshTokenGrantRequest(as, first.client, oauth.None(), first.tokens.refresh_token as string, insecure).then((response) =>
-        oauth.processRefreshTokenResponse(as, first.client, response),
-      );
+      const reuse = oauth
+        .refreshTokenGrantRequest(as, first.client, oauth.None(), first.tokens.refresh_token as string, insecure)
+        .then((response) => oauth.processRefreshTokenResponse(as, first.client, response));
       await expect(reuse).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
 
       // Everything the connection issued stops at once, the newest pair too.
@@ -251,7 +283,13 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       await expect(refresh(as, registered, second.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
 
       const reused = await auditOf(user, 'oauth.refresh_token_reused');
-      expect(reused).toEqual([expect.objectContaining({ actor: { kind: 'system' }, target: { type: 'oauth_connection', id: expect.stringMatching(/^con_/) }, data: { clientId: registered.clientId } })]);
+      expect(reused).toEqual([
+        expect.objectContaining({
+          actor: { kind: 'system' },
+          target: { type: 'oauth_connection', id: expect.stringMatching(/^con_/) },
+          data: { clientId: registered.clientId },
+        }),
+      ]);
       const ended = await auditOf(user, 'oauth.connection_ended');
       expect(ended).toEqual([expect.objectContaining({ target: reused[0].target, data: { reason: 'refresh_token_reused' } })]);
       expect(await webhook(user, hookId)).toMatchObject({ enabled: false, disabledReason: 'credential_revoked' });
@@ -274,7 +312,13 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       const owner = await app().account();
       const registered = await registerApp(app(), owner.key, { type: 'confidential', scopes: ['resources:read', 'events:read'] });
       const client = { client_id: registered.clientId };
-      const response = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretBasic(registered.clientSecret as string), { scope: 'resources:read' }, insecure);
+      const response = await oauth.clientCredentialsGrantRequest(
+        as,
+        client,
+        oauth.ClientSecretBasic(registered.clientSecret as string),
+        { scope: 'resources:read' },
+        insecure,
+      );
       expect(response.headers.get('cache-control')).toBe('no-store');
       const tokens = await oauth.processClientCredentialsResponse(as, client, response);
       expect(tokens).toEqual({ access_token: expect.stringMatching(/^dda_/), token_type: 'bearer', expires_in: ACCESS_TTL_SECONDS, scope: 'resources:read' });
@@ -283,13 +327,25 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       expect(me.json.account.id).toBe(owner.accountId);
       expect(me.json.credential).toMatchObject({ kind: 'oauth_access_token', scopes: ['resources:read'], clientId: registered.clientId });
 
-      const all = await tokenRequest(app(), { grant_type: 'client_credentials' }, { authorization: basic(registered.clientId, registered.clientSecret as string) });
+      const all = await tokenRequest(
+        app(),
+        { grant_type: 'client_credentials' },
+        { authorization: basic(registered.clientId, registered.clientSecret as string) },
+      );
       expect(all.status).toBe(200);
       expect(all.json.scope).toBe('resources:read events:read');
       expect(all.json).not.toHaveProperty('refresh_token');
-      const beyond = await tokenRequest(app(), { grant_type: 'client_credentials', scope: 'resources:write' }, { authorization: basic(registered.clientId, registered.clientSecret as string) });
+      const beyond = await tokenRequest(
+        app(),
+        { grant_type: 'client_credentials', scope: 'resources:write' },
+        { authorization: basic(registered.clientId, registered.clientSecret as string) },
+      );
       expectOAuthError(beyond, 400, 'invalid_scope');
-      const keys = await tokenRequest(app(), { grant_type: 'client_credentials', scope: 'keys:manage' }, { authorization: basic(registered.clientId, registered.clientSecret as string) });
+      const keys = await tokenRequest(
+        app(),
+        { grant_type: 'client_credentials', scope: 'keys:manage' },
+        { authorization: basic(registered.clientId, registered.clientSecret as string) },
+      );
       expectOAuthError(keys, 400, 'invalid_scope');
     });
 
@@ -298,7 +354,8 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       const registered = await registerApp(app(), owner.key, { type: 'confidential', scopes: hookScopes });
       const client = { client_id: registered.clientId };
       const auth = oauth.ClientSecretBasic(registered.clientSecret as string);
-      const appToken = (await oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(as, client, auth, {}, insecure))).access_token;
+      const appToken = (await oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(as, client, auth, {}, insecure)))
+        .access_token;
       const appHook = await webhookWith(appToken);
       const user = await app().account();
       const { tokens } = await connect(app(), as, registered, user.key);
@@ -322,7 +379,9 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       const owner = await app().account();
       const registered = await registerApp(app(), owner.key);
       const response = await oauth.clientCredentialsGrantRequest(as, { client_id: registered.clientId }, oauth.None(), { scope: 'resources:read' }, insecure);
-      await expect(oauth.processClientCredentialsResponse(as, { client_id: registered.clientId }, response)).rejects.toMatchObject({ error: 'unauthorized_client' });
+      await expect(oauth.processClientCredentialsResponse(as, { client_id: registered.clientId }, response)).rejects.toMatchObject({
+        error: 'unauthorized_client',
+      });
     });
   });
 
@@ -343,7 +402,9 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       const ended = await auditOf(user, 'oauth.connection_ended');
       expect(ended.map((record) => record.data)).toEqual([{ reason: 'revoked' }]);
       const disabled = await auditOf(user, 'webhook.disabled');
-      expect(disabled).toEqual([expect.objectContaining({ target: { type: 'webhook', id: hookId }, data: expect.objectContaining({ reason: 'credential_revoked' }) })]);
+      expect(disabled).toEqual([
+        expect.objectContaining({ target: { type: 'webhook', id: hookId }, data: expect.objectContaining({ reason: 'credential_revoked' }) }),
+      ]);
     });
 
     it('an event stream opened with the connection’s token ends at once, not at the next heartbeat', async () => {
@@ -457,17 +518,22 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
 
     it('ends when the approving key expires, before 30 days', async () => {
       const owner = await app().account();
-      const approver = await app().request({ method: 'POST', url: '/api/v1/keys', key: owner.key, body: { name: 'short', scopes: hookScopes, expiresInDays: 2 } });
+      const approver = await app().request({
+        method: 'POST',
+        url: '/api/v1/keys',
+        key: owner.key,
+        body: { name: 'short', scopes: hookScopes, expiresInDays: 2 },
+      });
       const registered = await registerApp(app(), owner.key, { scopes: hookScopes });
       const { tokens } = await connect(app(), as, registered, approver.json.key);
       const hookId = await webhookWith(tokens.access_token);
       const approved = await auditOf(owner, 'oauth.connection_approved');
       expect(approved[0].data.expiresAt).toBe(approver.json.expiresAt);
 
-      clock.advance(2 * DAY_MS - ACCESS_TTL_SECONDS * 1000 / 2);
+      clock.advance(2 * DAY_MS - (ACCESS_TTL_SECONDS * 1000) / 2);
       const late = await refresh(as, registered, tokens.refresh_token as string);
       expect(late.expires_in).toBe(ACCESS_TTL_SECONDS / 2);
-      clock.advance(ACCESS_TTL_SECONDS * 1000 / 2);
+      clock.advance((ACCESS_TTL_SECONDS * 1000) / 2);
       expect(await apiStatus(base, late.access_token)).toBe(401);
       await expect(refresh(as, registered, late.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
       // The service's periodic task records the end and cuts off the webhook it authorized.
@@ -482,14 +548,22 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
       for (const path of ['/oauth/token', '/oauth/revoke']) {
         const preflight = await fetch(`${base}${path}`, {
           method: 'OPTIONS',
-          headers: { origin: 'https://spa.example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' },
+          headers: {
+            origin: 'https://spa.example.org',
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'content-type, authorization',
+          },
         });
         expect(preflight.status).toBe(204);
         expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
         expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
         expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
       }
-      const token = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { origin: 'https://spa.example.org' }, body: new URLSearchParams({ grant_type: 'client_credentials' }) });
+      const token = await fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { origin: 'https://spa.example.org' },
+        body: new URLSearchParams({ grant_type: 'client_credentials' }),
+      });
       expect(token.status).toBe(401);
       expect(token.headers.get('access-control-allow-origin')).toBe('*');
       expect(token.headers.get('access-control-expose-headers')).toMatch(/RateLimit-Remaining/i);

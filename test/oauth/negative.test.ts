@@ -35,7 +35,12 @@ describe('OAuth negative matrix', () => {
   async function codeFor(registered: RegisteredApp, user: TestAccount, redirectUri = registered.redirectUris[0] as string) {
     const { params, verifier } = await authorizationParams(registered, { redirect_uri: redirectUri });
     const code = await approvedCode(app(), params, user.key);
-    return { code, verifier, redirectUri, fields: { grant_type: 'authorization_code', client_id: registered.clientId, code, redirect_uri: redirectUri, code_verifier: verifier } };
+    return {
+      code,
+      verifier,
+      redirectUri,
+      fields: { grant_type: 'authorization_code', client_id: registered.clientId, code, redirect_uri: redirectUri, code_verifier: verifier },
+    };
   }
 
   /** Redeems a code through oauth4webapi and returns the error it reports. */
@@ -105,7 +110,11 @@ describe('OAuth negative matrix', () => {
 
       expectOAuthError(await tokenRequest(app(), fields), 400, 'invalid_grant');
       expect(await apiStatus(base, first.json.access_token)).toBe(401);
-      expectOAuthError(await tokenRequest(app(), { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: first.json.refresh_token }), 400, 'invalid_grant');
+      expectOAuthError(
+        await tokenRequest(app(), { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: first.json.refresh_token }),
+        400,
+        'invalid_grant',
+      );
       const ended = await app().request({ url: '/api/v1/audit?type=oauth.connection_ended', key: user.key });
       expect(ended.json.data.map((record: { data: unknown }) => record.data)).toEqual([{ reason: 'authorization_code_reused' }]);
     });
@@ -147,7 +156,12 @@ describe('OAuth negative matrix', () => {
 
     it('a code whose approving key was revoked before the exchange: invalid_grant', async () => {
       const { user, registered } = await setup();
-      const approver = await app().request({ method: 'POST', url: '/api/v1/keys', key: user.key, body: { name: 'approver', scopes: ['resources:read', 'events:read'] } });
+      const approver = await app().request({
+        method: 'POST',
+        url: '/api/v1/keys',
+        key: user.key,
+        body: { name: 'approver', scopes: ['resources:read', 'events:read'] },
+      });
       const { params, verifier, state } = await authorizationParams(registered);
       const response = await submitApproval(app(), params, approver.json.key);
       const code = new URL(response.headers.location as string).searchParams.get('code') as string;
@@ -175,9 +189,18 @@ describe('OAuth negative matrix', () => {
       const { code, redirectUri, verifier, fields } = await codeFor(registered, user);
       expectOAuthError(await tokenRequest(app(), fields), 401, 'invalid_client');
       expectOAuthError(await tokenRequest(app(), { ...fields, client_secret: secret }), 401, 'invalid_client');
-      expect(await libraryError(registered, code, redirectUri, verifier, oauth.ClientSecretPost(secret))).toMatchObject({ error: 'invalid_client', status: 401 });
+      expect(await libraryError(registered, code, redirectUri, verifier, oauth.ClientSecretPost(secret))).toMatchObject({
+        error: 'invalid_client',
+        status: 401,
+      });
       // With Basic the 401 carries a Basic challenge (RFC 6749 §5.2), which oauth4webapi reports as such.
-      const challenge = (await libraryError(registered, code, redirectUri, verifier, oauth.ClientSecretBasic('ddcs_wrong'))) as unknown as oauth.WWWAuthenticateChallengeError;
+      const challenge = (await libraryError(
+        registered,
+        code,
+        redirectUri,
+        verifier,
+        oauth.ClientSecretBasic('ddcs_wrong'),
+      )) as unknown as oauth.WWWAuthenticateChallengeError;
       expect(challenge).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
       expect(challenge).toMatchObject({ status: 401, cause: [expect.objectContaining({ scheme: 'basic', parameters: { realm: 'devdata' } })] });
       expect(await challenge.response.json()).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
@@ -191,9 +214,23 @@ describe('OAuth negative matrix', () => {
     });
 
     it('an unknown or missing client: invalid_client (401)', async () => {
-      expectOAuthError(await tokenRequest(app(), { grant_type: 'authorization_code', client_id: 'ddc_unknown', code: 'x', redirect_uri: 'https://a.example/cb', code_verifier: 'v'.repeat(43) }), 401, 'invalid_client');
+      expectOAuthError(
+        await tokenRequest(app(), {
+          grant_type: 'authorization_code',
+          client_id: 'ddc_unknown',
+          code: 'x',
+          redirect_uri: 'https://a.example/cb',
+          code_verifier: 'v'.repeat(43),
+        }),
+        401,
+        'invalid_client',
+      );
       expectOAuthError(await tokenRequest(app(), { grant_type: 'authorization_code', code: 'x' }), 401, 'invalid_client');
-      expectOAuthError(await tokenRequest(app(), { grant_type: 'client_credentials' }, { authorization: basic('ddc_unknown', 'ddcs_x') }), 401, 'invalid_client');
+      expectOAuthError(
+        await tokenRequest(app(), { grant_type: 'client_credentials' }, { authorization: basic('ddc_unknown', 'ddcs_x') }),
+        401,
+        'invalid_client',
+      );
     });
   });
 
@@ -223,10 +260,18 @@ describe('OAuth negative matrix', () => {
       const auth = { authorization: basic(registered.clientId, registered.clientSecret as string) };
       const { params, verifier } = await authorizationParams(registered, { scope: 'resources:read' });
       const code = await approvedCode(app(), params, user.key);
-      const tokens = await tokenRequest(app(), { grant_type: 'authorization_code', code, redirect_uri: registered.redirectUris[0] as string, code_verifier: verifier }, auth);
+      const tokens = await tokenRequest(
+        app(),
+        { grant_type: 'authorization_code', code, redirect_uri: registered.redirectUris[0] as string, code_verifier: verifier },
+        auth,
+      );
       expect(tokens.json.scope).toBe('resources:read');
       // events:read is the app's, but was not granted by this connection.
-      expectOAuthError(await tokenRequest(app(), { grant_type: 'refresh_token', refresh_token: tokens.json.refresh_token, scope: 'resources:read events:read' }, auth), 400, 'invalid_scope');
+      expectOAuthError(
+        await tokenRequest(app(), { grant_type: 'refresh_token', refresh_token: tokens.json.refresh_token, scope: 'resources:read events:read' }, auth),
+        400,
+        'invalid_scope',
+      );
       expectOAuthError(await tokenRequest(app(), { grant_type: 'client_credentials', scope: 'keys:manage' }, auth), 400, 'invalid_scope');
       expectOAuthError(await tokenRequest(app(), { grant_type: 'client_credentials', scope: 'usage:read' }, auth), 400, 'invalid_scope');
     });
@@ -288,7 +333,12 @@ describe('OAuth endpoints under the rate limit', () => {
       expect(limited.status).toBe(429);
       expect(limited.headers['retry-after']).toMatch(/^[1-9]\d*$/);
       expect(limited.json).toMatchObject({ error: { code: 'rate_limited' } });
-      const revoke = await app.request({ method: 'POST', url: '/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=x' });
+      const revoke = await app.request({
+        method: 'POST',
+        url: '/oauth/revoke',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'token=x',
+      });
       expect(revoke.status).toBe(429);
       // The API key has its own allowance.
       expect((await app.request({ url: '/api/v1/auth/me', key: user.key })).status).toBe(200);
@@ -307,13 +357,19 @@ describe('OAuth tokens and the rate limit', () => {
       const auth = { authorization: basic(registered.clientId, registered.clientSecret as string) };
       const { params, verifier } = await authorizationParams(registered);
       const code = await approvedCode(app, params, user.key);
-      const first = (await tokenRequest(app, { grant_type: 'authorization_code', code, redirect_uri: registered.redirectUris[0] as string, code_verifier: verifier }, auth)).json;
+      const first = (
+        await tokenRequest(app, { grant_type: 'authorization_code', code, redirect_uri: registered.redirectUris[0] as string, code_verifier: verifier }, auth)
+      ).json;
       const second = (await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, auth)).json;
       const remaining = async (token: string) => {
         const response = await app.request({ url: '/api/v1/auth/me', key: token });
         return `${response.status} ${response.headers['ratelimit-remaining']}`;
       };
-      expect([await remaining(first.access_token), await remaining(second.access_token), await remaining(first.access_token)]).toEqual(['200 4', '200 3', '200 2']);
+      expect([await remaining(first.access_token), await remaining(second.access_token), await remaining(first.access_token)]).toEqual([
+        '200 4',
+        '200 3',
+        '200 2',
+      ]);
       const appToken = (await tokenRequest(app, { grant_type: 'client_credentials' }, auth)).json.access_token;
       const other = (await tokenRequest(app, { grant_type: 'client_credentials' }, auth)).json.access_token;
       expect([await remaining(appToken), await remaining(other)]).toEqual(['200 4', '200 3']);

@@ -33,7 +33,11 @@ describe('OAuth across two instances on one database', () => {
     const { params, verifier, state } = await authorizationParams(registered);
     const page = await getAuthorize(first, params);
     expect(page.status).toBe(200);
-    const approval = await second.request({ method: 'POST', url: '/oauth/authorize', ...form({ ...hiddenFields(page.body), api_key: user.key, action: 'approve' }) });
+    const approval = await second.request({
+      method: 'POST',
+      url: '/oauth/authorize',
+      ...form({ ...hiddenFields(page.body), api_key: user.key, action: 'approve' }),
+    });
     expect(approval.status).toBe(303);
     const callback = new URL(approval.headers.location as string);
     expect(callback.searchParams.get('state')).toBe(state);
@@ -48,16 +52,32 @@ describe('OAuth across two instances on one database', () => {
     expect(tokens.status).toBe(200);
     expect((await second.request({ url: '/api/v1/auth/me', key: tokens.json.access_token })).status).toBe(200);
     // The code is spent for the other instance too.
-    const again = await tokenRequest(second, { grant_type: 'authorization_code', client_id: registered.clientId, code, redirect_uri: redirect, code_verifier: verifier });
+    const again = await tokenRequest(second, {
+      grant_type: 'authorization_code',
+      client_id: registered.clientId,
+      code,
+      redirect_uri: redirect,
+      code_verifier: verifier,
+    });
     expect(again.json.error).toBe('invalid_grant');
     expect((await first.request({ url: '/api/v1/auth/me', key: tokens.json.access_token })).status).toBe(401);
 
     // A fresh connection: refreshed on one instance, its old refresh token replayed on the other.
     const next = await authorizationParams(registered);
     const nextPage = await getAuthorize(second, next.params);
-    const nextApproval = await first.request({ method: 'POST', url: '/oauth/authorize', ...form({ ...hiddenFields(nextPage.body), api_key: user.key, action: 'approve' }) });
+    const nextApproval = await first.request({
+      method: 'POST',
+      url: '/oauth/authorize',
+      ...form({ ...hiddenFields(nextPage.body), api_key: user.key, action: 'approve' }),
+    });
     const nextCode = new URL(nextApproval.headers.location as string).searchParams.get('code') as string;
-    const pair = await tokenRequest(second, { grant_type: 'authorization_code', client_id: registered.clientId, code: nextCode, redirect_uri: redirect, code_verifier: next.verifier });
+    const pair = await tokenRequest(second, {
+      grant_type: 'authorization_code',
+      client_id: registered.clientId,
+      code: nextCode,
+      redirect_uri: redirect,
+      code_verifier: next.verifier,
+    });
     const rotated = await tokenRequest(first, { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: pair.json.refresh_token });
     expect(rotated.status).toBe(200);
     const replay = await tokenRequest(second, { grant_type: 'refresh_token', client_id: registered.clientId, refresh_token: pair.json.refresh_token });

@@ -15,7 +15,11 @@ export interface RegisteredApp {
 
 export const REDIRECT_URI = 'https://client.example.com/callback';
 
-export async function registerApp(app: TestApp, key: string, body: Partial<Omit<RegisteredApp, 'id' | 'clientId'>> & { name?: string } = {}): Promise<RegisteredApp> {
+export async function registerApp(
+  app: TestApp,
+  key: string,
+  body: Partial<Omit<RegisteredApp, 'id' | 'clientId'>> & { name?: string } = {},
+): Promise<RegisteredApp> {
   const response = await app.request({
     method: 'POST',
     url: '/api/v1/apps',

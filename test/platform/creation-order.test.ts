@@ -45,7 +45,13 @@ describe('migration 0009', () => {
       const provider = { getMigrations: async () => migrations };
       expect((await new Migrator({ db, provider }).migrateTo('0008_connection_expiry')).error).toBeUndefined();
       const at = (second: number) => `2030-01-01T00:00:0${second}.000Z`;
-      await db.insertInto('accounts').values([{ id: 'acc_a', name: 'a', created_at: at(0) }, { id: 'acc_b', name: 'b', created_at: at(0) }]).execute();
+      await db
+        .insertInto('accounts')
+        .values([
+          { id: 'acc_a', name: 'a', created_at: at(0) },
+          { id: 'acc_b', name: 'b', created_at: at(0) },
+        ])
+        .execute();
       const key = (id: string, accountId: string, createdAt: string) => ({
         id,
         account_id: accountId,

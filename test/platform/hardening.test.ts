@@ -97,7 +97,12 @@ function bodiesWith(inner: string): Array<{ method: string; path: string; body: 
       body: `{"name":"s","cron":"0 3 * * *","action":{"type":"publish_event","eventType":"custom.x","data":{"x":${inner}}}}`,
       depthOfInner: 4,
     },
-    { method: 'PATCH', path: `/api/v1/schedules/${scheduleId}`, body: `{"action":{"type":"publish_event","eventType":"custom.x","data":${inner}}}`, depthOfInner: 3 },
+    {
+      method: 'PATCH',
+      path: `/api/v1/schedules/${scheduleId}`,
+      body: `{"action":{"type":"publish_event","eventType":"custom.x","data":${inner}}}`,
+      depthOfInner: 3,
+    },
     { method: 'POST', path: '/api/v1/echo', body: `{"message":${inner}}`, depthOfInner: 2 },
     { method: 'POST', path: '/api/v1/keys', body: `{"name":${inner}}`, depthOfInner: 2 },
   ];
@@ -292,7 +297,15 @@ describe('requests the HTTP parser refuses', () => {
       { label: 'a space in a header name', request: { method: 'GET', target: '/api/v1', headers: [['x bad', 'v']] }, status: 400 },
       {
         label: 'Content-Length beside Transfer-Encoding',
-        request: { method: 'POST', target: '/api/v1/echo', headers: [['transfer-encoding', 'chunked'], ['content-length', '4']], body: Buffer.from('0\r\n\r\n') },
+        request: {
+          method: 'POST',
+          target: '/api/v1/echo',
+          headers: [
+            ['transfer-encoding', 'chunked'],
+            ['content-length', '4'],
+          ],
+          body: Buffer.from('0\r\n\r\n'),
+        },
         status: 400,
       },
       { label: 'a request line with a bare LF', request: { method: 'GET', target: '/api/v1 HTTP/1.1\nX:', headers: [] }, status: 400 },
@@ -324,7 +337,12 @@ describe('the NUL character', () => {
       expect(answer.json.error.message).toContain('NUL');
       expect(answer.json.error.details?.[0]?.message ?? '').toContain('NUL');
     }
-    for (const path of [`/api/v1/resources/${resourceId}%00`, '/api/v1/resources?tag=%00', '/api/v1/webhooks/wh_%00/deliveries', '/api/v1/events?type=custom.%00']) {
+    for (const path of [
+      `/api/v1/resources/${resourceId}%00`,
+      '/api/v1/resources?tag=%00',
+      '/api/v1/webhooks/wh_%00/deliveries',
+      '/api/v1/events?type=custom.%00',
+    ]) {
       await expectRefusedUnwritten(() => send('GET', path, undefined));
     }
     // An escaped backslash before "u0000" is text, not a NUL.
@@ -335,12 +353,18 @@ describe('the NUL character', () => {
   it('is refused on the OAuth endpoints in their own error shapes', async () => {
     const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
     const token = await fetch(`${base}/oauth/token`, { method: 'POST', headers: formHeaders, body: 'grant_type=client_credentials&client_id=%00' });
-    expect({ status: token.status, body: await token.json() }).toEqual({ status: 400, body: { error: 'invalid_request', error_description: expect.any(String) } });
+    expect({ status: token.status, body: await token.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', error_description: expect.any(String) },
+    });
     const basic = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { ...formHeaders, authorization: `Basic ${Buffer.from('app%00:secret').toString('base64')}` },
       body: 'grant_type=client_credentials',
     });
-    expect({ status: basic.status, body: await basic.json() }).toEqual({ status: 401, body: { error: 'invalid_client', error_description: expect.any(String) } });
+    expect({ status: basic.status, body: await basic.json() }).toEqual({
+      status: 401,
+      body: { error: 'invalid_client', error_description: expect.any(String) },
+    });
   });
 });

@@ -4,7 +4,11 @@ import { ownBytes, spliceJson } from '../../src/platform/json-body.js';
 describe('spliceJson', () => {
   it('joins the items with commas between a head and a tail, byte for byte as JSON.stringify would', () => {
     const items = [{ id: 1, unit: '°C' }, { id: 2, name: 'Küche 🌡' }, { id: 3 }];
-    const body = spliceJson('{"données":[', items.map((item) => ownBytes(JSON.stringify(item))), '],"hasMore":false}');
+    const body = spliceJson(
+      '{"données":[',
+      items.map((item) => ownBytes(JSON.stringify(item))),
+      '],"hasMore":false}',
+    );
     expect(body.toString('utf8')).toBe(JSON.stringify({ données: items, hasMore: false }));
     expect(body.length).toBe(Buffer.byteLength(JSON.stringify({ données: items, hasMore: false })));
   });

@@ -45,7 +45,11 @@ async function seed(db: Kysely<any>, account: TestAccount, count: number): Promi
       insert into resource_tags (resource_id, account_id, tag, created_seq)
       select id, account_id, ${tag}, created_seq from resources where account_id = ${account.accountId} and tags = ${JSON.stringify([tag])}`.execute(db);
   }
-  await db.updateTable('accounts').set({ event_seq: Number(base) + count }).where('id', '=', account.accountId).execute();
+  await db
+    .updateTable('accounts')
+    .set({ event_seq: Number(base) + count })
+    .where('id', '=', account.accountId)
+    .execute();
   const resources = Array.from({ length: count }, (_, i) => ({
     id: `res_${prefix}_${i}`,
     type: i % 100 === 0 ? 'switch' : 'sensor',
@@ -167,7 +171,12 @@ describe('a large account beside a small one', () => {
     for (const expected of [large, small]) {
       const { account, resources } = expected;
       const key = account.key;
-      const created = await app.request({ method: 'POST', url: '/api/v1/resources', key, body: { name: 'New', type: 'switch', state: false, tags: ['tenth', 'rare'] } });
+      const created = await app.request({
+        method: 'POST',
+        url: '/api/v1/resources',
+        key,
+        body: { name: 'New', type: 'switch', state: false, tags: ['tenth', 'rare'] },
+      });
       expect(created.status).toBe(201);
       resources.push({ id: created.json.id, type: 'switch', tags: ['tenth', 'rare'] });
       // A resource gains `tenth`, another loses it, one goes from the middle and the last before the new one.

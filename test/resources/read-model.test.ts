@@ -208,7 +208,10 @@ describe('InMemoryResourceReadModel', () => {
     const weight = storage.state.records[0]!.json.length + 420;
     const model = new InMemoryResourceReadModel(storage.load, undefined, weight * 17 + 10, undefined, 10);
     await viewOf(model);
-    model.committed('acc_1', [6, 7, 8].map((id) => resourceEvent(id, 'resource.created', resource(`res_${id}`))));
+    model.committed(
+      'acc_1',
+      [6, 7, 8].map((id) => resourceEvent(id, 'resource.created', resource(`res_${id}`))),
+    );
     expect(model.held('acc_1')).toBeDefined();
     model.committed('acc_1', [resourceEvent(9, 'resource.created', resource('res_9'))]);
     expect(model.held('acc_1')).toBeUndefined();

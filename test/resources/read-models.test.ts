@@ -96,7 +96,13 @@ describe('in-memory read models', () => {
     if (choice < 3 || resourceIds.length < 5) {
       const type = TYPES[random(TYPES.length)]!;
       const tags = TAGS.filter(() => random(3) === 0);
-      const created = await call('POST', '/api/v1/resources', { name: `Resource ${step}`, type, state: stateFor(type, step), tags, attributes: { step, nested: { list: [step, null] } } });
+      const created = await call('POST', '/api/v1/resources', {
+        name: `Resource ${step}`,
+        type,
+        state: stateFor(type, step),
+        tags,
+        attributes: { step, nested: { list: [step, null] } },
+      });
       expect(created.status, created.body).toBe(201);
       resourceIds.push(created.json.id);
       return;
@@ -107,7 +113,9 @@ describe('in-memory read models', () => {
       expect(allowed(current.status), current.body).toBe(true);
       if (current.status !== 200) return;
       const type = current.json.type as (typeof TYPES)[number];
-      const change = [{ state: stateFor(type, step) }, { name: `Renamed ${step}` }, { tags: TAGS.filter(() => random(2) === 0) }, { attributes: { step } }][random(4)];
+      const change = [{ state: stateFor(type, step) }, { name: `Renamed ${step}` }, { tags: TAGS.filter(() => random(2) === 0) }, { attributes: { step } }][
+        random(4)
+      ];
       const updated = await call('PATCH', `/api/v1/resources/${id}`, change, { 'if-match': current.headers.etag as string });
       expect(allowed(updated.status), updated.body).toBe(true);
     } else if (choice < 8) {
@@ -141,7 +149,7 @@ describe('in-memory read models', () => {
       await fresh.close();
     }
     // Only the made-up resource id is not found.
-    expect(fromMemory.filter((response) => response.status !== 200).map((response) => response.url)).toEqual([`/api/v1/resources/res_${"x".repeat(22)}`]);
+    expect(fromMemory.filter((response) => response.status !== 200).map((response) => response.url)).toEqual([`/api/v1/resources/res_${'x'.repeat(22)}`]);
   });
 
   it.skipIf(ON_POSTGRES)('answers resources and recent events from memory on SQLite: with their tables gone', async () => {
@@ -198,7 +206,12 @@ describe('in-memory read models', () => {
       // A write here, with no read before it, starts from what the other process wrote last.
       const changedAgain = await write('PATCH', `/api/v1/resources/${id}`, { name: 'Changed elsewhere again' });
       expect(changedAgain.status).toBe(200);
-      const mine = await call('PATCH', `/api/v1/resources/${id}`, { state: stateFor(seen.json.type, 999) }, { 'if-match': changedAgain.headers.etag as string });
+      const mine = await call(
+        'PATCH',
+        `/api/v1/resources/${id}`,
+        { state: stateFor(seen.json.type, 999) },
+        { 'if-match': changedAgain.headers.etag as string },
+      );
       expect(mine.status, mine.body).toBe(200);
       expect(mine.json).toMatchObject({ name: 'Changed elsewhere again', version: seen.json.version + 3 });
       expect((await call('GET', `/api/v1/resources/${id}`)).json).toEqual(mine.json);

@@ -15,7 +15,11 @@ function expectInvalid(response: TestResponse, path: string, options: { prefix?:
   expect(details.length, response.body).toBeGreaterThan(0);
   for (const detail of details) expect(detail).toMatchObject({ path: expect.any(String), message: expect.any(String) });
   const paths = details.map((detail) => detail.path);
-  if (options.prefix) expect(paths.some((p) => p === path || p.startsWith(`${path}/`)), response.body).toBe(true);
+  if (options.prefix)
+    expect(
+      paths.some((p) => p === path || p.startsWith(`${path}/`)),
+      response.body,
+    ).toBe(true);
   else expect(paths, response.body).toContain(path);
 }
 
@@ -370,7 +374,13 @@ describe('Resources', () => {
   describe('PATCH /api/v1/resources/{id}', () => {
     it('changes only the sent fields and raises the version by one each time', async () => {
       const caller = await app().account();
-      const created = await createOk(caller.key, { name: 'Thermostat', type: 'sensor', state: 19, attributes: { unit_of_measurement: '°C' }, tags: ['heating'] });
+      const created = await createOk(caller.key, {
+        name: 'Thermostat',
+        type: 'sensor',
+        state: 19,
+        attributes: { unit_of_measurement: '°C' },
+        tags: ['heating'],
+      });
 
       const first = await patch(caller.key, created.id, { state: 20.5 });
       expect(first.status, first.body).toBe(200);
@@ -485,7 +495,10 @@ describe('Resources', () => {
         const details: Record<string, unknown>[] = response.json.error.details ?? [];
         expect(details.length, response.body).toBeGreaterThan(0);
         // The current version is given in the details.
-        expect(details.some((detail) => Object.values(detail).includes(2) || String(detail.message).includes('2')), response.body).toBe(true);
+        expect(
+          details.some((detail) => Object.values(detail).includes(2) || String(detail.message).includes('2')),
+          response.body,
+        ).toBe(true);
       }
 
       const read = await get(caller.key, created.id);

@@ -10,7 +10,10 @@ const START = new Date('2030-01-07T09:00:30.000Z');
 
 function expectInvalid(response: TestResponse, path: string): void {
   expectError(response, 400, 'invalid_request');
-  expect(response.json.error.details?.map((detail: { path: string }) => detail.path), response.body).toContain(path);
+  expect(
+    response.json.error.details?.map((detail: { path: string }) => detail.path),
+    response.body,
+  ).toContain(path);
 }
 
 describe('schedules', () => {
@@ -108,7 +111,12 @@ describe('schedules', () => {
         enabled: true,
       });
       expect(schedule).toMatchObject({ cron: null, at: when.toISOString().replace(/\.\d{3}Z$/, '.000Z'), nextRunAt: schedule.at, enabled: true });
-      const disabled = await created(caller, { name: 'Later', at: when.toISOString(), action: { type: 'publish_event', eventType: 'custom.x', data: {} }, enabled: false });
+      const disabled = await created(caller, {
+        name: 'Later',
+        at: when.toISOString(),
+        action: { type: 'publish_event', eventType: 'custom.x', data: {} },
+        enabled: false,
+      });
       expect(disabled).toMatchObject({ enabled: false, nextRunAt: null });
     });
 
@@ -205,9 +213,27 @@ describe('schedules', () => {
       const anonymous = await app().request({ method: 'POST', url: '/api/v1/schedules', body });
       expectError(anonymous, 401, 'unauthorized');
       expect(anonymous.headers['www-authenticate']).toBe('Bearer realm="devdata"');
-      expectError(await app().request({ method: 'POST', url: '/api/v1/schedules', key: caller.key, body: JSON.stringify(body), headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
-      expectError(await app().request({ method: 'POST', url: '/api/v1/schedules', key: caller.key, body: Buffer.from(JSON.stringify(body)) }), 415, 'unsupported_media_type');
-      expectError(await app().request({ method: 'POST', url: '/api/v1/schedules', key: caller.key, body: '{"name":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+      expectError(
+        await app().request({
+          method: 'POST',
+          url: '/api/v1/schedules',
+          key: caller.key,
+          body: JSON.stringify(body),
+          headers: { 'content-type': 'text/plain' },
+        }),
+        415,
+        'unsupported_media_type',
+      );
+      expectError(
+        await app().request({ method: 'POST', url: '/api/v1/schedules', key: caller.key, body: Buffer.from(JSON.stringify(body)) }),
+        415,
+        'unsupported_media_type',
+      );
+      expectError(
+        await app().request({ method: 'POST', url: '/api/v1/schedules', key: caller.key, body: '{"name":', headers: { 'content-type': 'application/json' } }),
+        400,
+        'invalid_request',
+      );
       expect((await app().request({ url: '/api/v1/schedules', key: caller.key })).json.data).toEqual([]);
     });
   });
@@ -229,11 +255,22 @@ describe('schedules', () => {
       expect((await getSchedule(owner.key, schedule.id)).json.name).toBe('Mine');
 
       const reader = await app().account(['resources:read', 'events:read', 'events:write', 'resources:write']);
-      for (const [method, path] of [['GET', '/api/v1/schedules'], ['GET', url], ['PATCH', url], ['DELETE', url], ['POST', `${url}/run`]] as const) {
+      for (const [method, path] of [
+        ['GET', '/api/v1/schedules'],
+        ['GET', url],
+        ['PATCH', url],
+        ['DELETE', url],
+        ['POST', `${url}/run`],
+      ] as const) {
         const response = await app().request({ method, url: path, key: reader.key, body: method === 'PATCH' ? { name: 'x' } : undefined });
         expectError(response, 403, 'insufficient_scope');
       }
-      for (const [method, path] of [['GET', '/api/v1/schedules'], ['GET', url], ['DELETE', url], ['POST', `${url}/run`]] as const) {
+      for (const [method, path] of [
+        ['GET', '/api/v1/schedules'],
+        ['GET', url],
+        ['DELETE', url],
+        ['POST', `${url}/run`],
+      ] as const) {
         expectError(await app().request({ method, url: path }), 401, 'unauthorized');
       }
       expect((await getSchedule(owner.key, schedule.id)).status).toBe(200);
@@ -293,7 +330,13 @@ describe('schedules', () => {
       }
       expect((await getSchedule(caller.key, schedule.id)).json).toEqual(schedule);
       expectError(
-        await app().request({ method: 'PATCH', url: `/api/v1/schedules/${schedule.id}`, key: caller.key, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+        await app().request({
+          method: 'PATCH',
+          url: `/api/v1/schedules/${schedule.id}`,
+          key: caller.key,
+          body: 'name=x',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
         415,
         'unsupported_media_type',
       );
@@ -303,7 +346,12 @@ describe('schedules', () => {
       const caller = await app().account();
       const lamp = await createResource(caller, { name: 'Lamp', type: 'switch', state: false });
       const schedule = await created(caller, { name: 'Publisher', cron: '0 * * * *', action: { type: 'publish_event', eventType: 'custom.tick', data: {} } });
-      const limited = await app().request({ method: 'POST', url: '/api/v1/keys', key: caller.key, body: { name: 'limited', scopes: ['schedules:manage', 'events:write'] } });
+      const limited = await app().request({
+        method: 'POST',
+        url: '/api/v1/keys',
+        key: caller.key,
+        body: { name: 'limited', scopes: ['schedules:manage', 'events:write'] },
+      });
       const response = await patchSchedule(limited.json.key, schedule.id, { action: { type: 'set_state', resourceId: lamp.id, state: true } });
       expectError(response, 403, 'insufficient_scope');
       expect((await patchSchedule(limited.json.key, schedule.id, { name: 'Renamed' })).status).toBe(200);
@@ -352,7 +400,13 @@ describe('schedules', () => {
       const after = (await getSchedule(caller.key, schedule.id)).json;
       expect(after).toMatchObject({ nextRunAt: schedule.nextRunAt, lastRunAt: now, enabled: true });
       // No body is needed; an empty JSON body is fine too.
-      const again = await app().request({ method: 'POST', url: `/api/v1/schedules/${schedule.id}/run`, key: caller.key, body: '', headers: { 'content-type': 'application/json' } });
+      const again = await app().request({
+        method: 'POST',
+        url: `/api/v1/schedules/${schedule.id}/run`,
+        key: caller.key,
+        body: '',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(again.status, again.body).toBe(200);
       expect(again.json.eventId).toBe(4);
     });
@@ -361,7 +415,12 @@ describe('schedules', () => {
       const caller = await app().account();
       const lamp = await createResource(caller, { name: 'Lamp', type: 'switch', state: false });
       const schedule = await created(caller, { name: 'Lamp on', cron: '0 0 * * *', action: { type: 'set_state', resourceId: lamp.id, state: true } });
-      const schedulesOnly = await app().request({ method: 'POST', url: '/api/v1/keys', key: caller.key, body: { name: 'limited', scopes: ['schedules:manage'] } });
+      const schedulesOnly = await app().request({
+        method: 'POST',
+        url: '/api/v1/keys',
+        key: caller.key,
+        body: { name: 'limited', scopes: ['schedules:manage'] },
+      });
       const refused = await app().request({ method: 'POST', url: `/api/v1/schedules/${schedule.id}/run`, key: schedulesOnly.json.key });
       expectError(refused, 403, 'insufficient_scope');
       expect(refused.headers['www-authenticate']).toContain('scope="schedules:manage resources:write"');
@@ -377,7 +436,11 @@ describe('schedules', () => {
       expect(failed.status, failed.body).toBe(200);
       expect(failed.json).toMatchObject({ scheduleId: schedule.id, outcome: 'failed', error: expect.stringContaining(lamp.id) });
       const executed = await allEvents(app(), caller.key, 'schedule.executed');
-      expect(executed.at(-1)?.data).toMatchObject({ outcome: 'failed', error: failed.json.error, action: { type: 'set_state', resourceId: lamp.id, state: true } });
+      expect(executed.at(-1)?.data).toMatchObject({
+        outcome: 'failed',
+        error: failed.json.error,
+        action: { type: 'set_state', resourceId: lamp.id, state: true },
+      });
       expect(executed.at(-1)?.id).toBe(failed.json.eventId);
     });
   });
@@ -479,7 +542,10 @@ describe('schedules', () => {
       expect(types.filter((type) => type === 'resource.updated')).toHaveLength(1);
 
       // The broken schedule stays enabled and fails again next time; the scheduler itself never failed.
-      expect((await getSchedule(caller.key, broken.id)).json).toMatchObject({ enabled: true, nextRunAt: new Date(Date.parse(broken.nextRunAt) + 10 * MINUTE).toISOString() });
+      expect((await getSchedule(caller.key, broken.id)).json).toMatchObject({
+        enabled: true,
+        nextRunAt: new Date(Date.parse(broken.nextRunAt) + 10 * MINUTE).toISOString(),
+      });
       const status = await app().request({ url: '/api/v1/status' });
       expect(status.json.workers.scheduler.failures).toBe(0);
       // It can still be renamed and paused; switching it on again is refused while its resource is gone.
@@ -524,12 +590,18 @@ describe('schedules', () => {
       expect(dailyAfter).toMatchObject({ enabled: true, lastRunAt: null, nextRunAt: new Date(Date.parse(daily.nextRunAt) + 86_400_000).toISOString() });
       const skippedOnce = (await getSchedule(caller.key, lateOneShot.id)).json;
       expect(skippedOnce).toMatchObject({ enabled: false, nextRunAt: null, lastRunAt: null });
-      for (const schedule of [everyTen, daily, oneShot, lateOneShot]) await app().request({ method: 'DELETE', url: `/api/v1/schedules/${schedule.id}`, key: caller.key });
+      for (const schedule of [everyTen, daily, oneShot, lateOneShot])
+        await app().request({ method: 'DELETE', url: `/api/v1/schedules/${schedule.id}`, key: caller.key });
     });
 
     it('runs nothing for a disabled schedule', async () => {
       const caller = await app().account();
-      const schedule = await created(caller, { name: 'Off', cron: '* * * * *', enabled: false, action: { type: 'publish_event', eventType: 'custom.off', data: {} } });
+      const schedule = await created(caller, {
+        name: 'Off',
+        cron: '* * * * *',
+        enabled: false,
+        action: { type: 'publish_event', eventType: 'custom.off', data: {} },
+      });
       expect(schedule.nextRunAt).toBeNull();
       clock.advance(3 * MINUTE);
       await schedulerPassed(app());
@@ -553,4 +625,3 @@ describe('schedules', () => {
     });
   });
 });
-

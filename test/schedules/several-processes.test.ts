@@ -53,11 +53,21 @@ describe('two apps on one database', () => {
     const start = clock.now().getTime();
     const schedules = [
       ...(await Promise.all(
-        [1, 2, 3, 4].map((n) => create(first, caller, { name: `Tick ${n}`, cron: '* * * * *', action: { type: 'publish_event', eventType: 'custom.tick', data: { n } } })),
+        [1, 2, 3, 4].map((n) =>
+          create(first, caller, { name: `Tick ${n}`, cron: '* * * * *', action: { type: 'publish_event', eventType: 'custom.tick', data: { n } } }),
+        ),
       )),
       await create(second, caller, { name: 'Counter', cron: '* * * * *', action: { type: 'set_state', resourceId: sensor.json.id, state: 'ran' } }),
-      await create(second, caller, { name: 'Once A', at: new Date(start + 90_000).toISOString(), action: { type: 'publish_event', eventType: 'custom.once', data: {} } }),
-      await create(first, caller, { name: 'Once B', at: new Date(start + 150_000).toISOString(), action: { type: 'publish_event', eventType: 'custom.once', data: {} } }),
+      await create(second, caller, {
+        name: 'Once A',
+        at: new Date(start + 90_000).toISOString(),
+        action: { type: 'publish_event', eventType: 'custom.once', data: {} },
+      }),
+      await create(first, caller, {
+        name: 'Once B',
+        at: new Date(start + 150_000).toISOString(),
+        action: { type: 'publish_event', eventType: 'custom.once', data: {} },
+      }),
     ];
     // Minute by minute: 5 cron runs each minute, plus the one-shots in the second and third.
     const expected = [5, 5 + 5 + 1, 5 + 5 + 1 + 5 + 1];
@@ -98,7 +108,9 @@ describe('two apps on one database', () => {
   it.runIf(ON_POSTGRES)('lets exactly one of two simultaneous looks claim each due run', async () => {
     const start = clock.now().getTime();
     const schedules = await Promise.all(
-      Array.from({ length: 6 }, (_, n) => create(first, caller, { name: `Race ${n}`, cron: '*/5 * * * *', action: { type: 'publish_event', eventType: 'custom.race', data: { n } } })),
+      Array.from({ length: 6 }, (_, n) =>
+        create(first, caller, { name: `Race ${n}`, cron: '*/5 * * * *', action: { type: 'publish_event', eventType: 'custom.race', data: { n } } }),
+      ),
     );
     const before = (await allEvents(first, caller.key, 'schedule.executed')).length;
     for (let round = 1; round <= 3; round++) {

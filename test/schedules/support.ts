@@ -10,7 +10,6 @@ export interface EventBody {
   createdAt: string;
 }
 
-
 /** Every event of the account (through the API), oldest first. */
 export async function allEvents(app: TestApp, key: string, type?: string): Promise<EventBody[]> {
   const events: EventBody[] = [];

@@ -55,10 +55,11 @@ describe('SQLite group commit', () => {
     void first.then((name) => settled.push(name));
     // b and c queue for the connection while a holds it.
     await new Promise((resolve) => setTimeout(resolve, 10));
-    const rest = ['b', 'c'].map((name) => insertIn(name).then((done) => {
-          settled.push(done);
-          return done;
-        }),
+    const rest = ['b', 'c'].map((name) =>
+      insertIn(name).then((done) => {
+        settled.push(done);
+        return done;
+      }),
     );
     releaseFirst();
     await Promise.all([first, ...rest]);

@@ -94,9 +94,7 @@ describe('ContractChecker', () => {
 
   it('fails a body with a missing field, an undocumented field or a bad format', () => {
     expect(checker.check(recorded({ body: JSON.stringify({ id: 'thing_1', count: 3 }) }))).toHaveLength(1);
-    expect(
-      checker.check(recorded({ body: JSON.stringify({ id: 'thing_1', count: 3, createdAt: '2026-01-01T00:00:00.000Z', secret: 'x' }) })),
-    ).toHaveLength(1);
+    expect(checker.check(recorded({ body: JSON.stringify({ id: 'thing_1', count: 3, createdAt: '2026-01-01T00:00:00.000Z', secret: 'x' }) }))).toHaveLength(1);
     expect(checker.check(recorded({ body: JSON.stringify({ id: 'thing_1', count: 3, createdAt: 'yesterday' }) }))).toHaveLength(1);
   });
 
@@ -114,9 +112,7 @@ describe('ContractChecker', () => {
 
   it('fails an unknown operation: an unknown path or an undocumented method', () => {
     expect(checker.check(recorded({ route: '/other' }))).toEqual(['GET /other → 200: operation missing from /openapi.json']);
-    expect(checker.check(recorded({ method: 'DELETE', status: 204, body: '' }))).toEqual([
-      'DELETE /things/:id → 204: operation missing from /openapi.json',
-    ]);
+    expect(checker.check(recorded({ method: 'DELETE', status: 204, body: '' }))).toEqual(['DELETE /things/:id → 204: operation missing from /openapi.json']);
   });
 
   it('fails a JSON body where the document describes none', () => {

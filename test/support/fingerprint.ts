@@ -30,8 +30,9 @@ export async function storageFingerprint(context: AppContext): Promise<string> {
   for (const table of TABLES) {
     const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(context.storage.db);
     const lines = rows.map((row) =>
-      JSON.stringify(Object.entries(row).filter(([column]) => !VOLATILE_COLUMNS.has(column)), (_key, value: unknown) =>
-        typeof value === 'bigint' ? String(value) : Buffer.isBuffer(value) ? value.toString('base64') : value,
+      JSON.stringify(
+        Object.entries(row).filter(([column]) => !VOLATILE_COLUMNS.has(column)),
+        (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : Buffer.isBuffer(value) ? value.toString('base64') : value),
       ),
     );
     // Row order is not part of what was stored.

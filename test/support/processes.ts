@@ -9,7 +9,6 @@ import { CONFIG_VARIABLES } from '../../src/config.js';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
 
-
 export function cleanEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIG_VARIABLES) delete env[name];
@@ -145,10 +144,7 @@ export class ServerProcess {
       return await Promise.race([
         this.exited,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`server did not exit within ${timeoutMs} ms\nstdout: ${this.stdout}\nstderr: ${this.stderr}`)),
-            timeoutMs,
-          );
+          timer = setTimeout(() => reject(new Error(`server did not exit within ${timeoutMs} ms\nstdout: ${this.stdout}\nstderr: ${this.stderr}`)), timeoutMs);
         }),
       ]);
     } finally {
@@ -157,11 +153,12 @@ export class ServerProcess {
   }
 }
 
-
 /** Kills every child still running and waits for them to exit. */
 export async function killAll(): Promise<void> {
   for (const child of spawned) child.kill('SIGKILL');
   await Promise.all(
-    [...spawned].map((child) => new Promise<void>((resolvePromise) => (child.exitCode !== null ? resolvePromise() : child.once('exit', () => resolvePromise())))),
+    [...spawned].map(
+      (child) => new Promise<void>((resolvePromise) => (child.exitCode !== null ? resolvePromise() : child.once('exit', () => resolvePromise()))),
+    ),
   );
 }

@@ -46,7 +46,8 @@ function parse(data: Buffer, ended: boolean, headOnly: boolean): RawResponse | u
     headers[name] = headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`;
   }
   const rest = data.subarray(headEnd + 4);
-  if (headOnly || status === 204 || status === 304 || headers['content-type']?.startsWith('text/event-stream')) return { status, headers, body: Buffer.alloc(0) };
+  if (headOnly || status === 204 || status === 304 || headers['content-type']?.startsWith('text/event-stream'))
+    return { status, headers, body: Buffer.alloc(0) };
   if (headers['content-length'] !== undefined) {
     const length = Number(headers['content-length']);
     return rest.length >= length ? { status, headers, body: rest.subarray(0, length) } : undefined;

@@ -242,7 +242,11 @@ describe('backup and restore of a running SQLite server', () => {
     const refused = await cli('restore', backupFile());
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`were sealed with another key than the key file ${keyFile}`);
-    const withOldKey = await run(process.execPath, [CLI, 'restore', backupFile()], { env: { ...env, SECRETS_KEY: oldKey.trim() }, cwd: workDir, timeoutMs: 60_000 });
+    const withOldKey = await run(process.execPath, [CLI, 'restore', backupFile()], {
+      env: { ...env, SECRETS_KEY: oldKey.trim() },
+      cwd: workDir,
+      timeoutMs: 60_000,
+    });
     expect(withOldKey.code, withOldKey.stderr).toBe(0);
   });
 
@@ -336,12 +340,10 @@ describe('secrets an older release stored in plain text', () => {
     try {
       db.prepare(`insert into accounts (id, name, created_at) values ('acc_legacy0000000000000000', 'Legacy', '2026-01-01T00:00:00.000Z')`).run();
       for (const [index, secret] of secrets.entries()) {
-        db
-          .prepare(
-            `insert into webhooks (id, account_id, name, url, events, enabled, secret, authorized_by_kind, authorized_by_id, created_at, updated_at, created_seq)
+        db.prepare(
+          `insert into webhooks (id, account_id, name, url, events, enabled, secret, authorized_by_kind, authorized_by_id, created_at, updated_at, created_seq)
              values (?, 'acc_legacy0000000000000000', 'old', 'https://hooks.legacy.example/x', '["resource.deleted"]', 1, ?, 'api_key', 'key_gone', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)`,
-          )
-          .run(`wh_legacy${String(index).padStart(2, '0')}0000000000000000`, `plain:${secret}`, index + 1);
+        ).run(`wh_legacy${String(index).padStart(2, '0')}0000000000000000`, `plain:${secret}`, index + 1);
       }
     } finally {
       db.close();

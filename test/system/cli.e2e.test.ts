@@ -211,7 +211,18 @@ describe('devdata CLI (built)', () => {
   it('--help of every command prints its usage and options to stdout and exits 0, without touching the database', async () => {
     const general = await cli('--help');
     expect(general.code).toBe(0);
-    const commands = ['serve', 'migrate', 'accounts create', 'accounts list', 'keys issue', 'keys list', 'keys revoke', 'backup', 'restore', 'secrets rotate-key'];
+    const commands = [
+      'serve',
+      'migrate',
+      'accounts create',
+      'accounts list',
+      'keys issue',
+      'keys list',
+      'keys revoke',
+      'backup',
+      'restore',
+      'secrets rotate-key',
+    ];
     for (const command of commands) expect(general.stdout).toContain(command);
     const expectedOptions: Record<string, string[]> = {
       serve: ['--port', '--host'],
@@ -245,7 +256,9 @@ describe('devdata CLI (built)', () => {
     const unknown = await cli('acounts', 'list');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('"acounts"');
-    expect(unknown.stderr).toContain('commands: serve, migrate, accounts create, accounts list, keys issue, keys list, keys revoke, backup, restore, secrets rotate-key');
+    expect(unknown.stderr).toContain(
+      'commands: serve, migrate, accounts create, accounts list, keys issue, keys list, keys revoke, backup, restore, secrets rotate-key',
+    );
 
     const group = await cli('keys');
     expect(group.code).toBe(2);
@@ -336,7 +349,10 @@ describe('devdata CLI (built)', () => {
 
     const db = new SQLite(dbPath, { readonly: true });
     try {
-      const audit = db.prepare(`select actor, target from audit_log where type = 'key.revoked' and account_id = ?`).all(account.id) as Array<{ actor: string; target: string }>;
+      const audit = db.prepare(`select actor, target from audit_log where type = 'key.revoked' and account_id = ?`).all(account.id) as Array<{
+        actor: string;
+        target: string;
+      }>;
       expect(audit.map((row) => [JSON.parse(row.actor), JSON.parse(row.target)])).toEqual([[{ kind: 'operator' }, { type: 'api_key', id: issued.id }]]);
     } finally {
       db.close();
@@ -449,7 +465,9 @@ describe('devdata CLI (built)', () => {
     });
 
     it('refuses a key from its next request once the CLI revoked it beside the running server', async () => {
-      const issued = parseSingleJson((await cli('keys', 'issue', '--account', account.id, '--name', 'revoked-live', '--scopes', 'resources:read', '--json')).stdout).apiKey;
+      const issued = parseSingleJson(
+        (await cli('keys', 'issue', '--account', account.id, '--name', 'revoked-live', '--scopes', 'resources:read', '--json')).stdout,
+      ).apiKey;
       const me = () => fetch(`${baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${issued.key}` } });
       // Twice: the second answer comes from the server's credential cache.
       for (let i = 0; i < 2; i++) {
@@ -484,9 +502,7 @@ describe('devdata CLI (built)', () => {
         request.once('error', reject);
         request.once('continue', () => {
           server.child.kill('SIGTERM');
-          server
-            .waitForLog((entry) => entry.signal === 'SIGTERM', 'the shutdown log line')
-            .then(() => request.end(body), reject);
+          server.waitForLog((entry) => entry.signal === 'SIGTERM', 'the shutdown log line').then(() => request.end(body), reject);
         });
         request.once('response', (incoming) => {
           let text = '';

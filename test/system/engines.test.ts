@@ -57,7 +57,9 @@ describe('Node.js versions', () => {
     expect(packages.length).toBeGreaterThan(100);
     const lines = (pkg: { name: string }): string[] => (pkg.name === NAPI ? lowest.filter((version) => semver.major(version) >= NAPI_FROM_MAJOR) : lowest);
     const refusing = packages.flatMap((pkg) =>
-      lines(pkg).filter((version) => !semver.satisfies(version, pkg.engines)).map((version) => `${pkg.name}@${pkg.version} (engines ${pkg.engines}) refuses ${version}`),
+      lines(pkg)
+        .filter((version) => !semver.satisfies(version, pkg.engines))
+        .map((version) => `${pkg.name}@${pkg.version} (engines ${pkg.engines}) refuses ${version}`),
     );
     expect(refusing).toEqual([]);
   });
@@ -65,10 +67,14 @@ describe('Node.js versions', () => {
   it('SQLite is better-sqlite3 12 on Node.js 20 and 13 from 22 on, which npm installs only there', () => {
     // Optional, so that npm skips it on Node.js 20 (where it crashes) instead of warning.
     expect(manifest.optionalDependencies?.['better-sqlite3-napi']).toMatch(/^npm:better-sqlite3@\^13\./);
-    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string; optional?: boolean; engines?: { node?: string } }> };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version: string; optional?: boolean; engines?: { node?: string } }>;
+    };
     const locked = lock.packages[NAPI]!;
     expect(locked.optional).toBe(true);
-    expect(lowest.filter((version) => semver.satisfies(version, locked.engines!.node!))).toEqual(lowest.filter((version) => semver.major(version) >= NAPI_FROM_MAJOR));
+    expect(lowest.filter((version) => semver.satisfies(version, locked.engines!.node!))).toEqual(
+      lowest.filter((version) => semver.major(version) >= NAPI_FROM_MAJOR),
+    );
 
     const major = Number(process.versions.node.split('.')[0]);
     expect(sqlitePackage).toBe(major >= NAPI_FROM_MAJOR ? 'better-sqlite3-napi' : 'better-sqlite3');

@@ -67,7 +67,11 @@ function histogram(scrape: Scrape, name: string, labels: Record<string, string> 
   const buckets = samples('_bucket')
     .map((metric) => [metric.labels!.le === '+Inf' ? Infinity : Number(metric.labels!.le), Number(metric.value)] as [number, number])
     .sort((a, b) => a[0] - b[0]);
-  return { count: samples('_count').reduce((total, metric) => total + Number(metric.value), 0), sum: samples('_sum').reduce((total, metric) => total + Number(metric.value), 0), buckets };
+  return {
+    count: samples('_count').reduce((total, metric) => total + Number(metric.value), 0),
+    sum: samples('_sum').reduce((total, metric) => total + Number(metric.value), 0),
+    buckets,
+  };
 }
 
 function family(families: MetricFamily[], name: string): MetricFamily {
@@ -102,7 +106,10 @@ describe('metrics on a port of their own', () => {
       WEBHOOK_TIMEOUT_MS: '2000',
     });
   const api = (path: string, init: RequestInit = {}) =>
-    fetch(`${baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) } });
+    fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+    });
   const scrape = async (): Promise<Scrape> => {
     const response = await fetch(metricsUrl);
     expect(response.status).toBe(200);
@@ -171,7 +178,8 @@ describe('metrics on a port of their own', () => {
 
   it('counts events committed by type, and shows open streams', async () => {
     const before = value((await scrape()).families, 'devdata_events_committed_total', { type: 'custom' });
-    for (let i = 0; i < 3; i++) expect((await api('/api/v1/events', { method: 'POST', body: JSON.stringify({ type: 'custom.tick', data: { i } }) })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await api('/api/v1/events', { method: 'POST', body: JSON.stringify({ type: 'custom.tick', data: { i } }) })).status).toBe(201);
     const stream = new AbortController();
     const response = await fetch(`${baseUrl}/api/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: stream.signal });
     expect(response.status).toBe(200);
@@ -201,16 +209,27 @@ describe('metrics on a port of their own', () => {
   });
 
   it('counts webhook deliveries by outcome, and the queue of those waiting', async () => {
-    for (const [name, path] of [['ok', '/ok'], ['failing', '/fail']] as const) {
+    for (const [name, path] of [
+      ['ok', '/ok'],
+      ['failing', '/fail'],
+    ] as const) {
       const response = await api('/api/v1/webhooks', { method: 'POST', body: JSON.stringify({ name, url: `${receiverUrl}${path}`, events: ['custom.*'] }) });
       expect(response.status).toBe(201);
       await response.arrayBuffer();
     }
     expect((await api('/api/v1/events', { method: 'POST', body: JSON.stringify({ type: 'custom.deliver', data: {} }) })).status).toBe(201);
-    await until(async () => {
-      const { families } = await scrape();
-      return value(families, 'devdata_webhook_deliveries_total', { outcome: 'succeeded' }) === 1 && value(families, 'devdata_webhook_deliveries_total', { outcome: 'retrying' }) === 1;
-    }, 'one delivery to succeed and one to fail and wait for its retry', 15_000, 200);
+    await until(
+      async () => {
+        const { families } = await scrape();
+        return (
+          value(families, 'devdata_webhook_deliveries_total', { outcome: 'succeeded' }) === 1 &&
+          value(families, 'devdata_webhook_deliveries_total', { outcome: 'retrying' }) === 1
+        );
+      },
+      'one delivery to succeed and one to fail and wait for its retry',
+      15_000,
+      200,
+    );
     const scraped = await scrape();
     // The failed one waits 60 s for its second attempt.
     expect(value(scraped.families, 'devdata_webhook_queue_depth')).toBe(1);
@@ -227,13 +246,19 @@ describe('metrics on a port of their own', () => {
     await until(async () => value((await scrape()).families, 'devdata_schedule_runs_total', { outcome: 'succeeded' }) === 1, 'the scheduled run', 15_000, 200);
   });
 
-  it("the Grafana dashboard in docs/ queries only metrics the server exposes", async () => {
-    const dashboard = JSON.parse(readFileSync(join(ROOT, 'docs', 'grafana-dashboard.json'), 'utf8')) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+  it('the Grafana dashboard in docs/ queries only metrics the server exposes', async () => {
+    const dashboard = JSON.parse(readFileSync(join(ROOT, 'docs', 'grafana-dashboard.json'), 'utf8')) as {
+      panels: Array<{ targets?: Array<{ expr: string }> }>;
+    };
     const expressions = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((target) => target.expr);
     expect(expressions.length).toBeGreaterThan(15);
     const { families } = await scrape();
     const exposed = new Set(families.map((entry) => entry.name));
-    const used = new Set(expressions.flatMap((expr) => [...expr.matchAll(/\b(?:devdata|process|nodejs)_[a-z0-9_]+/g)].map((match) => match[0].replace(/_(bucket|sum|count)$/, ''))));
+    const used = new Set(
+      expressions.flatMap((expr) =>
+        [...expr.matchAll(/\b(?:devdata|process|nodejs)_[a-z0-9_]+/g)].map((match) => match[0].replace(/_(bucket|sum|count)$/, '')),
+      ),
+    );
     expect(used.size).toBeGreaterThan(12);
     for (const name of used) expect(exposed, name).toContain(name);
     // Every devdata metric has a panel.

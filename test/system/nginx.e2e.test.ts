@@ -91,11 +91,27 @@ describeWithNginx('deploy/nginx.conf in front of devdata', () => {
     if (!available) throw new Error(`nginx not found at ${NGINX}; CI=true requires the reverse-proxy tests (apt-get install nginx)`);
     dir = mkdtempSync(join(tmpdir(), 'devdata-nginx-'));
     ports = { http: await freePort(), https: await freePort(), devdata: await freePort() };
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=devdata.test',
-      '-addext', 'subjectAltName=DNS:devdata.test,IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=devdata.test',
+        '-addext',
+        'subjectAltName=DNS:devdata.test,IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     certificate = readFileSync(join(dir, 'cert.pem'), 'utf8');
 
     const dbPath = join(dir, 'data', 'devdata.db');
@@ -143,10 +159,15 @@ describeWithNginx('deploy/nginx.conf in front of devdata', () => {
     nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     nginx.stdout?.on('data', (chunk: Buffer) => (nginxOutput += chunk.toString()));
     nginx.stderr?.on('data', (chunk: Buffer) => (nginxOutput += chunk.toString()));
-    await until(async () => {
-      if (nginx!.exitCode !== null) throw new Error(`nginx exited: ${nginxOutput}\n${readFileSync(join(dir, 'error.log'), 'utf8')}`);
-      return (await accepts(ports.https)) && (await accepts(ports.http));
-    }, 'nginx to listen', 20_000, 100);
+    await until(
+      async () => {
+        if (nginx!.exitCode !== null) throw new Error(`nginx exited: ${nginxOutput}\n${readFileSync(join(dir, 'error.log'), 'utf8')}`);
+        return (await accepts(ports.https)) && (await accepts(ports.http));
+      },
+      'nginx to listen',
+      20_000,
+      100,
+    );
   }, 90_000);
 
   afterAll(async () => {

@@ -20,7 +20,9 @@ describe('the OpenAPI document for generators', () => {
   }
 
   function operations(paths: Record<string, Record<string, Operation>>): Array<[string, Operation]> {
-    return Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, Operation]));
+    return Object.entries(paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, Operation]),
+    );
   }
 
   it('names every operation once', async () => {
@@ -51,7 +53,15 @@ describe('the OpenAPI document for generators', () => {
 
   it('documents the response headers: request id and rate limit everywhere, no-store where a credential is sent, Retry-After on 429, ETag on resources', async () => {
     const { paths, components } = await document();
-    expect(Object.keys(components.headers ?? {}).sort()).toEqual(['Cache-Control', 'ETag', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id']);
+    expect(Object.keys(components.headers ?? {}).sort()).toEqual([
+      'Cache-Control',
+      'ETag',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+      'X-Request-Id',
+    ]);
     for (const [label, operation] of operations(paths)) {
       const credentialed = (operation.security ?? []).some((requirement: object) => Object.keys(requirement).length > 0);
       for (const [status, response] of Object.entries(operation.responses)) {
@@ -73,7 +83,9 @@ describe('the OpenAPI document for generators', () => {
     const { components } = await document();
     const { schemas } = components as { schemas: Record<string, any> };
     expect(schemas.Event.anyOf.map((variant: { $ref: string }) => variant.$ref)).toEqual(
-      ['ResourceCreatedEvent', 'ResourceUpdatedEvent', 'ResourceDeletedEvent', 'ScheduleExecutedEvent', 'CustomEvent'].map((name) => `#/components/schemas/${name}`),
+      ['ResourceCreatedEvent', 'ResourceUpdatedEvent', 'ResourceDeletedEvent', 'ScheduleExecutedEvent', 'CustomEvent'].map(
+        (name) => `#/components/schemas/${name}`,
+      ),
     );
     expect(schemas.ResourceUpdatedEvent.properties.type).toMatchObject({ enum: ['resource.updated'] });
     expect(schemas.ResourceUpdatedEvent.properties.data.required).toEqual(['resource', 'changed']);

@@ -37,7 +37,17 @@ const TODAY = new Date().toISOString().slice(0, 10);
 const AT = (second: number) => `${TODAY}T00:00:${String(second).padStart(2, '0')}.000Z`;
 
 const resources = [
-  { id: 'res_kitchen000000000000000', name: 'kitchen', type: 'sensor', state: 21.5, attributes: { unit: '°C' }, tags: ['home', 'temp'], version: 1, createdAt: AT(3), updatedAt: AT(3) },
+  {
+    id: 'res_kitchen000000000000000',
+    name: 'kitchen',
+    type: 'sensor',
+    state: 21.5,
+    attributes: { unit: '°C' },
+    tags: ['home', 'temp'],
+    version: 1,
+    createdAt: AT(3),
+    updatedAt: AT(3),
+  },
   { id: 'res_lamp0000000000000000000', name: 'lamp', type: 'switch', state: true, attributes: {}, tags: [], version: 2, createdAt: AT(4), updatedAt: AT(5) },
 ];
 
@@ -53,7 +63,9 @@ function insertPreviousReleaseRows(db: SQLite.Database): void {
     2,
     'operator',
   );
-  const key = db.prepare('insert into api_keys (id, account_id, name, key_hash, scopes, created_at, expires_at, revoked_at, last_used_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const key = db.prepare(
+    'insert into api_keys (id, account_id, name, key_hash, scopes, created_at, expires_at, revoked_at, last_used_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const expires = '2099-01-01T00:00:00.000Z';
   key.run(KEY_IDS.first, ACCOUNT, 'first', createHash('sha256').update(KEY_SECRET).digest('hex'), scopes, AT(1), expires, null, AT(2));
   // Two keys of the same millisecond, inserted in the opposite order to their ids: the previous
@@ -67,21 +79,68 @@ function insertPreviousReleaseRows(db: SQLite.Database): void {
   const tag = db.prepare('insert into resource_tags (resource_id, account_id, tag) values (?, ?, ?)');
   const event = db.prepare('insert into events (account_id, id, type, data, created_at) values (?, ?, ?, ?, ?)');
   resources.forEach((row, index) => {
-    resource.run(row.id, ACCOUNT, row.name, row.type, JSON.stringify(row.state), JSON.stringify(row.attributes), JSON.stringify(row.tags), row.version, index + 1, row.createdAt, row.updatedAt);
+    resource.run(
+      row.id,
+      ACCOUNT,
+      row.name,
+      row.type,
+      JSON.stringify(row.state),
+      JSON.stringify(row.attributes),
+      JSON.stringify(row.tags),
+      row.version,
+      index + 1,
+      row.createdAt,
+      row.updatedAt,
+    );
     for (const name of row.tags) tag.run(row.id, ACCOUNT, name);
-    event.run(ACCOUNT, index + 1, 'resource.created', JSON.stringify({ resource: { ...row, state: index === 1 ? false : row.state, version: 1, updatedAt: row.createdAt } }), row.createdAt);
+    event.run(
+      ACCOUNT,
+      index + 1,
+      'resource.created',
+      JSON.stringify({ resource: { ...row, state: index === 1 ? false : row.state, version: 1, updatedAt: row.createdAt } }),
+      row.createdAt,
+    );
   });
   event.run(ACCOUNT, 3, 'resource.updated', JSON.stringify({ resource: resources[1], changes: ['state'] }), AT(5));
 
   // Without SECRETS_KEY the previous release stored webhook secrets marked as plain text.
   db.prepare(
     'insert into webhooks (id, account_id, name, url, events, enabled, disabled_reason, secret, authorized_by_kind, authorized_by_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(WEBHOOK, ACCOUNT, 'receiver', 'https://hooks.upgraded.example/devdata', JSON.stringify(['resource.deleted']), 1, null, `plain:${WEBHOOK_SECRET}`, 'api_key', KEY_IDS.first, AT(6), AT(6));
+  ).run(
+    WEBHOOK,
+    ACCOUNT,
+    'receiver',
+    'https://hooks.upgraded.example/devdata',
+    JSON.stringify(['resource.deleted']),
+    1,
+    null,
+    `plain:${WEBHOOK_SECRET}`,
+    'api_key',
+    KEY_IDS.first,
+    AT(6),
+    AT(6),
+  );
 
   const audit = db.prepare('insert into audit_log (id, account_id, seq, type, actor, target, data, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)');
   audit.run('aud_one00000000000000000000', ACCOUNT, 1, 'account.created', '{"kind":"operator"}', JSON.stringify({ type: 'account', id: ACCOUNT }), '{}', AT(1));
-  audit.run('aud_two00000000000000000000', ACCOUNT, 2, 'key.created', '{"kind":"operator"}', JSON.stringify({ type: 'api_key', id: KEY_IDS.first }), JSON.stringify({ name: 'first' }), AT(1));
-  db.prepare('insert into usage_daily (account_id, day, requests, errors, events_created, webhook_deliveries) values (?, ?, ?, ?, ?, ?)').run(ACCOUNT, TODAY, 40, 3, 2, 0);
+  audit.run(
+    'aud_two00000000000000000000',
+    ACCOUNT,
+    2,
+    'key.created',
+    '{"kind":"operator"}',
+    JSON.stringify({ type: 'api_key', id: KEY_IDS.first }),
+    JSON.stringify({ name: 'first' }),
+    AT(1),
+  );
+  db.prepare('insert into usage_daily (account_id, day, requests, errors, events_created, webhook_deliveries) values (?, ?, ?, ?, ?, ?)').run(
+    ACCOUNT,
+    TODAY,
+    40,
+    3,
+    2,
+    0,
+  );
 }
 
 async function migrateToPreviousRelease(path: string): Promise<void> {
@@ -111,7 +170,10 @@ describe('upgrading from the previous release', () => {
   let server: ServerProcess;
   let baseUrl: string;
   const api = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(`${baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${KEY_SECRET}`, ...(init.headers as Record<string, string>) } });
+    const response = await fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${KEY_SECRET}`, ...(init.headers as Record<string, string>) },
+    });
     return { status: response.status, body: (await response.json()) as any };
   };
 
@@ -201,7 +263,13 @@ describe('upgrading from the previous release', () => {
     const hooks = await api('/api/v1/webhooks');
     expect(hooks.status).toBe(200);
     expect(hooks.body.data).toHaveLength(1);
-    expect(hooks.body.data[0]).toMatchObject({ id: WEBHOOK, name: 'receiver', url: 'https://hooks.upgraded.example/devdata', events: ['resource.deleted'], enabled: true });
+    expect(hooks.body.data[0]).toMatchObject({
+      id: WEBHOOK,
+      name: 'receiver',
+      url: 'https://hooks.upgraded.example/devdata',
+      events: ['resource.deleted'],
+      enabled: true,
+    });
     expect(JSON.stringify(hooks.body)).not.toContain('whsec_');
 
     // Its secret, stored in plain text by the previous release, is now sealed under the key file

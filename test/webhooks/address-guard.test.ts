@@ -120,7 +120,11 @@ describe('a webhook whose name rebinds to loopback after creation', () => {
     const history = async () => (await app().request({ url: `/api/v1/webhooks/${created.json.id}/deliveries`, key: caller.key })).json.data;
     await until(async () => (await history())[0]?.attempts.length === 1, 'the first attempt');
     const [delivery] = await history();
-    expect(delivery.attempts[0]).toMatchObject({ attempt: 1, responseStatus: null, error: expect.stringMatching(/^destination refused: localhost resolves to a non-public address/) });
+    expect(delivery.attempts[0]).toMatchObject({
+      attempt: 1,
+      responseStatus: null,
+      error: expect.stringMatching(/^destination refused: localhost resolves to a non-public address/),
+    });
     expect(delivery.status).toBe('pending');
     await sleep(200);
     expect(receiver.received).toEqual([]);

@@ -32,7 +32,9 @@ describe('a server killed mid-delivery', () => {
     receiver.slowMs = 150;
     await receiver.start();
     workDir = mkdtempSync(join(tmpdir(), 'devdata-webhook-crash-'));
-    database = process.env.TEST_DATABASE_URL?.startsWith('postgres') ? await testDatabase() : { url: `sqlite:${join(workDir, 'devdata.db')}`, drop: async () => {} };
+    database = process.env.TEST_DATABASE_URL?.startsWith('postgres')
+      ? await testDatabase()
+      : { url: `sqlite:${join(workDir, 'devdata.db')}`, drop: async () => {} };
     env = cleanEnv({
       DATABASE_URL: database.url,
       PORT: '0',

@@ -101,7 +101,11 @@ describe('webhook delivery', () => {
     return response.json;
   }
 
-  async function publish(key: string, type: string, data: Record<string, unknown> = {}): Promise<{ id: number; type: string; data: unknown; createdAt: string }> {
+  async function publish(
+    key: string,
+    type: string,
+    data: Record<string, unknown> = {},
+  ): Promise<{ id: number; type: string; data: unknown; createdAt: string }> {
     const response = await app().request({ method: 'POST', url: '/api/v1/events', key, body: { type, data } });
     expect(response.status, response.body).toBe(201);
     return response.json;
@@ -300,7 +304,8 @@ describe('webhook delivery', () => {
       expect(onPath(hang).length).toBeLessThanOrEqual(16);
       expect(new Set(onPath(ok).map(eventIdOf))).toEqual(new Set(published));
       await until(async () => (await deliveries(caller.key, healthy.id)).every((delivery) => delivery.status === 'succeeded'), 'the healthy history');
-      for (const hook of [hanging, failing]) await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: { enabled: false } });
+      for (const hook of [hanging, failing])
+        await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: { enabled: false } });
     });
   });
 
@@ -342,8 +347,15 @@ describe('webhook delivery', () => {
       const [failed] = await deliveries(caller.key, hook.id);
 
       // Pause it, so the requeued delivery stays pending while we look.
-      const manageOnly = await app().request({ method: 'POST', url: '/api/v1/keys', key: caller.key, body: { name: 'manage only', scopes: ['webhooks:manage'] } });
-      expect((await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: manageOnly.json.key, body: { enabled: false } })).status).toBe(200);
+      const manageOnly = await app().request({
+        method: 'POST',
+        url: '/api/v1/keys',
+        key: caller.key,
+        body: { name: 'manage only', scopes: ['webhooks:manage'] },
+      });
+      expect((await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: manageOnly.json.key, body: { enabled: false } })).status).toBe(
+        200,
+      );
       const path = unique('ok');
       const moved = await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: { url: receiver.url(path) } });
       expect(moved.status, moved.body).toBe(200);
@@ -391,7 +403,11 @@ describe('webhook delivery', () => {
 
       expect((await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: { enabled: true } })).status).toBe(200);
       await until(() => onPath(path).length === 3, 'the queue to drain');
-      expect(onPath(path).map(eventIdOf).sort((a, b) => a - b)).toEqual(ids);
+      expect(
+        onPath(path)
+          .map(eventIdOf)
+          .sort((a, b) => a - b),
+      ).toEqual(ids);
       const delivered = await deliveries(caller.key, hook.id);
       expect(new Set(delivered.map((delivery) => delivery.id))).toEqual(new Set(pending.map((delivery) => delivery.id)));
     });
@@ -399,7 +415,12 @@ describe('webhook delivery', () => {
 
   describe('when the authorizing credential ends', () => {
     async function keyFor(owner: TestAccount): Promise<{ id: string; key: string }> {
-      const response = await app().request({ method: 'POST', url: '/api/v1/keys', key: owner.key, body: { name: 'webhook maker', scopes: ['webhooks:manage', 'events:read'] } });
+      const response = await app().request({
+        method: 'POST',
+        url: '/api/v1/keys',
+        key: owner.key,
+        body: { name: 'webhook maker', scopes: ['webhooks:manage', 'events:read'] },
+      });
       expect(response.status).toBe(201);
       return response.json;
     }
@@ -449,7 +470,9 @@ describe('webhook delivery', () => {
       const publishMany = async (count: number) => {
         const ids: number[] = [];
         for (let start = 0; start < count; start += 20) {
-          const batch = await Promise.all(Array.from({ length: Math.min(20, count - start) }, (_, index) => publish(caller.key, 'custom.fill', { n: start + index })));
+          const batch = await Promise.all(
+            Array.from({ length: Math.min(20, count - start) }, (_, index) => publish(caller.key, 'custom.fill', { n: start + index })),
+          );
           ids.push(...batch.map((event) => event.id));
         }
         return ids;
@@ -553,7 +576,11 @@ describe('webhook delivery when the authorizing key expires', () => {
     expect(receiver.received).toHaveLength(1);
     const audit = await testApp.request({ url: '/api/v1/audit?type=webhook.disabled', key: owner.key });
     expect(audit.json.data).toEqual([
-      expect.objectContaining({ actor: { kind: 'system' }, target: { type: 'webhook', id: hook.json.id }, data: expect.objectContaining({ reason: 'credential_expired' }) }),
+      expect.objectContaining({
+        actor: { kind: 'system' },
+        target: { type: 'webhook', id: hook.json.id },
+        data: expect.objectContaining({ reason: 'credential_expired' }),
+      }),
     ]);
   });
 });

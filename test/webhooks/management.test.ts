@@ -48,7 +48,11 @@ describe('webhook management', () => {
     it('creates a webhook (201) and shows its whsec_ secret once', async () => {
       const caller = await app().account(['webhooks:manage', 'events:read']);
       const before = Date.now();
-      const response = await create(caller.key, { name: '  Orders  ', url: PUBLIC_URL, events: ['resource.created', 'custom.*', 'resource.created', 'custom.door'] });
+      const response = await create(caller.key, {
+        name: '  Orders  ',
+        url: PUBLIC_URL,
+        events: ['resource.created', 'custom.*', 'resource.created', 'custom.door'],
+      });
       expect(response.status, response.body).toBe(201);
       expect(Object.keys(response.json).sort()).toEqual([...WEBHOOK_FIELDS, 'secret'].sort());
       expect(response.json).toMatchObject({
@@ -104,7 +108,10 @@ describe('webhook management', () => {
       for (const [body, path] of cases) {
         const response = await create(caller.key, body);
         expectError(response, 400, 'invalid_request');
-        expect(response.json.error.details.map((detail: { path: string }) => detail.path), JSON.stringify(body)).toContain(path);
+        expect(
+          response.json.error.details.map((detail: { path: string }) => detail.path),
+          JSON.stringify(body),
+        ).toContain(path);
       }
       expect(await count(caller.key)).toBe(0);
     });
@@ -112,8 +119,16 @@ describe('webhook management', () => {
     it('answers 400 to malformed JSON and 415 to a body that is not JSON', async () => {
       const caller = await app().account(['webhooks:manage', 'events:read']);
       const body = JSON.stringify({ name: 'x', url: PUBLIC_URL, events: ['custom.*'] });
-      expectError(await app().request({ method: 'POST', url: '/api/v1/webhooks', key: caller.key, body: '{"name":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
-      expectError(await app().request({ method: 'POST', url: '/api/v1/webhooks', key: caller.key, body, headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+      expectError(
+        await app().request({ method: 'POST', url: '/api/v1/webhooks', key: caller.key, body: '{"name":', headers: { 'content-type': 'application/json' } }),
+        400,
+        'invalid_request',
+      );
+      expectError(
+        await app().request({ method: 'POST', url: '/api/v1/webhooks', key: caller.key, body, headers: { 'content-type': 'text/plain' } }),
+        415,
+        'unsupported_media_type',
+      );
       expectError(await app().request({ method: 'POST', url: '/api/v1/webhooks', key: caller.key, body }), 415, 'unsupported_media_type');
       expect(await count(caller.key)).toBe(0);
     });
@@ -209,7 +224,7 @@ describe('webhook management', () => {
   });
 
   describe('reading, changing and deleting', () => {
-    it('lists the account\'s webhooks as {data}, oldest first, never with the secret', async () => {
+    it("lists the account's webhooks as {data}, oldest first, never with the secret", async () => {
       const caller = await app().account();
       const first = await created(caller.key, { name: 'first' });
       const second = await created(caller.key, { name: 'second' });
@@ -229,7 +244,14 @@ describe('webhook management', () => {
       const hook = await created(caller.key);
       const response = await patch(caller.key, hook.id, { name: 'Renamed', url: 'https://93.184.215.14/other', events: ['custom.*'] });
       expect(response.status, response.body).toBe(200);
-      expect(response.json).toMatchObject({ id: hook.id, name: 'Renamed', url: 'https://93.184.215.14/other', events: ['custom.*'], enabled: true, createdAt: hook.createdAt });
+      expect(response.json).toMatchObject({
+        id: hook.id,
+        name: 'Renamed',
+        url: 'https://93.184.215.14/other',
+        events: ['custom.*'],
+        enabled: true,
+        createdAt: hook.createdAt,
+      });
       expect(Object.keys(response.json).sort()).toEqual(WEBHOOK_FIELDS);
       expect(Date.parse(response.json.updatedAt)).toBeGreaterThanOrEqual(Date.parse(hook.updatedAt));
     });
@@ -243,7 +265,13 @@ describe('webhook management', () => {
       expect(paused.status, paused.body).toBe(200);
       expect(paused.json.enabled).toBe(false);
 
-      for (const body of [{ enabled: true }, { url: 'https://93.184.215.14/x' }, { events: ['custom.*'] }, { name: 'renamed' }, { name: 'n', enabled: false }]) {
+      for (const body of [
+        { enabled: true },
+        { url: 'https://93.184.215.14/x' },
+        { events: ['custom.*'] },
+        { name: 'renamed' },
+        { name: 'n', enabled: false },
+      ]) {
         const response = await patch(manageOnly.key, hook.id, body);
         expectError(response, 403, 'insufficient_scope');
         expect(response.headers['www-authenticate']).toContain('scope="webhooks:manage events:read"');
@@ -274,7 +302,13 @@ describe('webhook management', () => {
       expectError(await patch(caller.key, hook.id, { enabled: 1 }), 400, 'invalid_request');
       expectError(await patch(caller.key, hook.id, { name: '' }), 400, 'invalid_request');
       expectError(
-        await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }),
+        await app().request({
+          method: 'PATCH',
+          url: `/api/v1/webhooks/${hook.id}`,
+          key: caller.key,
+          body: '{"name":"x"}',
+          headers: { 'content-type': 'text/plain' },
+        }),
         415,
         'unsupported_media_type',
       );
@@ -372,7 +406,7 @@ describe('webhook management', () => {
   });
 
   describe('scopes and isolation on every route', () => {
-    it('keeps each account\'s webhooks invisible to others (404 on every route)', async () => {
+    it("keeps each account's webhooks invisible to others (404 on every route)", async () => {
       const owner = await app().account(['webhooks:manage', 'events:read']);
       const stranger = await app().account(['webhooks:manage', 'events:read']);
       const hook = await created(owner.key);

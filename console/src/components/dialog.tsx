@@ -17,10 +17,15 @@ export function ConfirmDialog(props: {
     if (element && !element.open) element.showModal();
   }, []);
   return (
-    <dialog ref={dialog} class="confirm" aria-labelledby="confirm-title" onCancel={(event) => {
+    <dialog
+      ref={dialog}
+      class="confirm"
+      aria-labelledby="confirm-title"
+      onCancel={(event) => {
         event.preventDefault();
         props.onCancel();
-      }}>
+      }}
+    >
       <h2 id="confirm-title">{props.title}</h2>
       {props.children}
       <div class="actions">

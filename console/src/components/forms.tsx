@@ -3,7 +3,19 @@
 import type { Scope } from '../scopes';
 import { GuardedButton } from './scope-gate';
 
-export function FormActions({ busy, label, busyLabel, onCancel, needs }: { busy: boolean; label: string; busyLabel: string; onCancel?: () => void; needs?: readonly Scope[] }) {
+export function FormActions({
+  busy,
+  label,
+  busyLabel,
+  onCancel,
+  needs,
+}: {
+  busy: boolean;
+  label: string;
+  busyLabel: string;
+  onCancel?: () => void;
+  needs?: readonly Scope[];
+}) {
   return (
     <div class="actions">
       {needs ? (

@@ -6,7 +6,19 @@ import type { Scope } from '../scopes';
 import { RequiresScopes } from './scope-gate';
 
 /** With `needs`, the content shows only when the key holds those scopes (else why not, as `what`). */
-export function Page({ title, intro, needs, what, children }: { title: string; intro?: ComponentChildren; needs?: readonly Scope[]; what?: string; children: ComponentChildren }) {
+export function Page({
+  title,
+  intro,
+  needs,
+  what,
+  children,
+}: {
+  title: string;
+  intro?: ComponentChildren;
+  needs?: readonly Scope[];
+  what?: string;
+  children: ComponentChildren;
+}) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${title} · devdata console`;

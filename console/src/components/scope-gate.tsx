@@ -5,7 +5,13 @@ import { useConnection } from '../connection-context';
 import { scopeReason, type Scope } from '../scopes';
 
 /** A button that is disabled, with the reason shown, when the key lacks `needs`. */
-export function GuardedButton({ needs, children, busy, disabled, ...rest }: { needs: readonly Scope[]; busy?: boolean; children: ComponentChildren } & ButtonHTMLAttributes) {
+export function GuardedButton({
+  needs,
+  children,
+  busy,
+  disabled,
+  ...rest
+}: { needs: readonly Scope[]; busy?: boolean; children: ComponentChildren } & ButtonHTMLAttributes) {
   const { key } = useConnection();
   const reason = scopeReason(key?.credential, needs);
   const id = useId();
@@ -33,11 +39,7 @@ export function RequiresScopes({ needs, what, children }: { needs: readonly Scop
       <p>
         <strong>{what} is not available.</strong> {reason}
       </p>
-      {key && (
-        <p>
-          A key with more scopes can be issued by the operator, or created on the Keys page by a key that holds them.
-        </p>
-      )}
+      {key && <p>A key with more scopes can be issued by the operator, or created on the Keys page by a key that holds them.</p>}
     </div>
   );
 }

@@ -2,7 +2,19 @@
 import { useConnection } from '../connection-context';
 import { SCOPES, type Scope } from '../scopes';
 
-export function ScopePicker({ legend, offered, chosen, onChange, idPrefix }: { legend: string; offered: readonly Scope[]; chosen: Set<Scope>; onChange: (chosen: Set<Scope>) => void; idPrefix: string }) {
+export function ScopePicker({
+  legend,
+  offered,
+  chosen,
+  onChange,
+  idPrefix,
+}: {
+  legend: string;
+  offered: readonly Scope[];
+  chosen: Set<Scope>;
+  onChange: (chosen: Set<Scope>) => void;
+  idPrefix: string;
+}) {
   const { key } = useConnection();
   const held = new Set(key?.credential.credential.scopes ?? []);
   const toggle = (scope: Scope, on: boolean) => {
@@ -20,7 +32,14 @@ export function ScopePicker({ legend, offered, chosen, onChange, idPrefix }: { l
           const id = `${idPrefix}-${scope.replace(':', '-')}`;
           return (
             <li key={scope}>
-              <input id={id} type="checkbox" checked={chosen.has(scope)} disabled={!allowed} onChange={(event) => toggle(scope, event.currentTarget.checked)} aria-describedby={allowed ? undefined : `${id}-reason`} />
+              <input
+                id={id}
+                type="checkbox"
+                checked={chosen.has(scope)}
+                disabled={!allowed}
+                onChange={(event) => toggle(scope, event.currentTarget.checked)}
+                aria-describedby={allowed ? undefined : `${id}-reason`}
+              />
               <label for={id}>
                 <code>{scope}</code> <span class="muted">{SCOPES[scope]}</span>
               </label>

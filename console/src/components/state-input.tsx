@@ -14,7 +14,14 @@ export function StateInput({ id, type, value, onChange }: { id: string; type: Re
   if (type === 'switch' || type === 'binary_sensor') {
     return (
       <div class="field field-inline">
-        <input id={id} type="checkbox" role="switch" aria-checked={value === true} checked={value === true} onChange={(event) => onChange(event.currentTarget.checked)} />
+        <input
+          id={id}
+          type="checkbox"
+          role="switch"
+          aria-checked={value === true}
+          checked={value === true}
+          onChange={(event) => onChange(event.currentTarget.checked)}
+        />
         <label for={id}>State: {value === true ? 'on' : 'off'}</label>
       </div>
     );
@@ -36,7 +43,14 @@ export function StateInput({ id, type, value, onChange }: { id: string; type: Re
           State value
         </label>
         {numeric ? (
-          <input id={id} type="number" step="any" required value={Number.isNaN(value) ? '' : String(value)} onInput={(event) => onChange(event.currentTarget.valueAsNumber)} />
+          <input
+            id={id}
+            type="number"
+            step="any"
+            required
+            value={Number.isNaN(value) ? '' : String(value)}
+            onInput={(event) => onChange(event.currentTarget.valueAsNumber)}
+          />
         ) : (
           <input id={id} required value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
         )}

@@ -19,10 +19,7 @@ export function AccountPage() {
       <Page title="Welcome to devdata" intro="Store named values, follow every change as an event, push events to your receivers and connect apps.">
         <SignUpForm />
         <Section title="Signed up before?" id="connect-title">
-          <p>
-            A session lasts 12 hours and the service has no password sign-in. Connect an API key of your account to go on working
-            without a session.
-          </p>
+          <p>A session lasts 12 hours and the service has no password sign-in. Connect an API key of your account to go on working without a session.</p>
           <ConnectKeyForm />
         </Section>
       </Page>
@@ -76,7 +73,15 @@ function SignUpForm() {
         </div>
         <div class="field">
           <label for="signup-email">E-mail</label>
-          <input id="signup-email" type="email" required maxLength={254} value={email} onInput={(event) => setEmail(event.currentTarget.value)} autoComplete="email" />
+          <input
+            id="signup-email"
+            type="email"
+            required
+            maxLength={254}
+            value={email}
+            onInput={(event) => setEmail(event.currentTarget.value)}
+            autoComplete="email"
+          />
         </div>
         <ErrorNotice error={action.error} title="Signing up failed" />
         <FormActions busy={action.busy} label="Sign up" busyLabel="Signing up…" />
@@ -128,8 +133,8 @@ function FirstKeySection() {
   return (
     <Section title="Next: your first API key" id="first-key-title">
       <p>
-        Signup gives no API key: the operator of this service issues the first one. Send them this command; it prints the key once,
-        as <code>"key":"ddk_…"</code>.
+        Signup gives no API key: the operator of this service issues the first one. Send them this command; it prints the key once, as{' '}
+        <code>"key":"ddk_…"</code>.
       </p>
       <div class="command">
         <pre tabIndex={0}>
@@ -138,8 +143,8 @@ function FirstKeySection() {
         <CopyButton text={command} label="Copy the command" />
       </div>
       <p class="hint">
-        <code>--scopes resources:read,events:read</code> narrows it; without it the key holds every scope. Once you have one, more keys
-        can be made on the Keys page.
+        <code>--scopes resources:read,events:read</code> narrows it; without it the key holds every scope. Once you have one, more keys can be made on the Keys
+        page.
       </p>
       <ConnectKeyForm />
     </Section>
@@ -207,8 +212,7 @@ function ConnectedKeySection() {
         </Notice>
       )}
       <p>
-        Next: <Link to="resources">create a resource</Link>, <Link to="events">watch the events</Link> or{' '}
-        <Link to="webhooks">send them to a webhook</Link>.
+        Next: <Link to="resources">create a resource</Link>, <Link to="events">watch the events</Link> or <Link to="webhooks">send them to a webhook</Link>.
       </p>
     </Section>
   );

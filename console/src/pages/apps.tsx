@@ -18,7 +18,12 @@ import { APP_GRANTABLE_SCOPES, type Scope } from '../scopes';
 
 export function AppsPage() {
   return (
-    <Page title="Apps" intro="Applications that act for users through OAuth 2.0 (authorization code with PKCE, refresh tokens, client credentials)." needs={['apps:manage']} what="Managing apps">
+    <Page
+      title="Apps"
+      intro="Applications that act for users through OAuth 2.0 (authorization code with PKCE, refresh tokens, client credentials)."
+      needs={['apps:manage']}
+      what="Managing apps"
+    >
       <AppsView />
     </Page>
   );
@@ -90,7 +95,8 @@ function RegisterApp({ onDone, onCreated }: { onDone: () => void; onCreated: () 
           <legend>Type</legend>
           <div class="inline-choices">
             <label>
-              <input type="radio" name="app-type" checked={type === 'confidential'} onChange={() => setType('confidential')} /> Confidential (a server that keeps a secret)
+              <input type="radio" name="app-type" checked={type === 'confidential'} onChange={() => setType('confidential')} /> Confidential (a server that
+              keeps a secret)
             </label>
             <label>
               <input type="radio" name="app-type" checked={type === 'public'} onChange={() => setType('public')} /> Public (a browser or mobile app, no secret)
@@ -99,7 +105,15 @@ function RegisterApp({ onDone, onCreated }: { onDone: () => void; onCreated: () 
         </fieldset>
         <div class="field">
           <label for="app-redirects">Redirect URIs</label>
-          <textarea id="app-redirects" rows={3} required value={redirectUris} placeholder="https://app.example.com/callback" onInput={(event) => setRedirectUris(event.currentTarget.value)} aria-describedby="app-redirects-hint" />
+          <textarea
+            id="app-redirects"
+            rows={3}
+            required
+            value={redirectUris}
+            placeholder="https://app.example.com/callback"
+            onInput={(event) => setRedirectUris(event.currentTarget.value)}
+            aria-describedby="app-redirects-hint"
+          />
           <span class="hint" id="app-redirects-hint">
             One per line (at most 10), matched exactly: https, or http to a loopback host.
           </span>
@@ -159,7 +173,17 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
           </ul>
         </dd>
         <dt>Scopes</dt>
-        <dd>{app.scopes.length === 0 ? <span class="muted">none</span> : app.scopes.map((scope) => <span key={scope} class="tag">{scope}</span>)}</dd>
+        <dd>
+          {app.scopes.length === 0 ? (
+            <span class="muted">none</span>
+          ) : (
+            app.scopes.map((scope) => (
+              <span key={scope} class="tag">
+                {scope}
+              </span>
+            ))
+          )}
+        </dd>
         <dt>Registered</dt>
         <dd>
           <Time value={app.createdAt} />
@@ -193,7 +217,13 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
       <ErrorNotice error={action.error} title="The app was not changed" />
       {secret && <SecretOnce title="The new client secret" secret={secret} explanation="The old secret no longer works." onDone={() => setSecret(undefined)} />}
       {confirm === 'rotate' && (
-        <ConfirmDialog title={`Rotate the secret of ${app.name}?`} confirmLabel="Rotate secret" busy={action.busy} onConfirm={rotate} onCancel={() => setConfirm(undefined)}>
+        <ConfirmDialog
+          title={`Rotate the secret of ${app.name}?`}
+          confirmLabel="Rotate secret"
+          busy={action.busy}
+          onConfirm={rotate}
+          onCancel={() => setConfirm(undefined)}
+        >
           <p>The current client secret stops working at once: the app needs the new one to get tokens.</p>
         </ConfirmDialog>
       )}

@@ -14,7 +14,12 @@ const PAGE_SIZE = 50;
 
 export function AuditPage() {
   return (
-    <Page title="Audit log" intro="Every change to the account's keys, apps, webhooks and schedules, and who made it, oldest first." needs={['usage:read']} what="Reading the audit log">
+    <Page
+      title="Audit log"
+      intro="Every change to the account's keys, apps, webhooks and schedules, and who made it, oldest first."
+      needs={['usage:read']}
+      what="Reading the audit log"
+    >
       <AuditView />
     </Page>
   );
@@ -100,7 +105,8 @@ function AuditView() {
                 {page.data.data.length === 0 && (
                   <tr>
                     <td colSpan={5} class="empty">
-                      No records{type ? ' of this type' : ''}{after > 0 ? ' after the previous page' : ''}.
+                      No records{type ? ' of this type' : ''}
+                      {after > 0 ? ' after the previous page' : ''}.
                     </td>
                   </tr>
                 )}

@@ -85,7 +85,12 @@ function EventTail() {
       setExpiredBefore(from);
       page = from < upTo ? await read(from) : { data: [] };
     }
-    setEvents((current) => merge(current, page.data.filter((event) => event.id <= upTo)));
+    setEvents((current) =>
+      merge(
+        current,
+        page.data.filter((event) => event.id <= upTo),
+      ),
+    );
     return from;
   };
 
@@ -105,7 +110,8 @@ function EventTail() {
       },
       onStatus: (status) => {
         setLive(status);
-        if (status.state === 'stopped' && status.error instanceof DevdataError && status.error.code === 'cursor_expired') setExpiredBefore(status.error.oldestCursor);
+        if (status.state === 'stopped' && status.error instanceof DevdataError && status.error.code === 'cursor_expired')
+          setExpiredBefore(status.error.oldestCursor);
       },
       onStart: (cursor) => {
         lastSeen.current = Math.max(lastSeen.current ?? 0, cursor);
@@ -160,7 +166,14 @@ function EventTail() {
       <form class="filters" onSubmit={applyFilter} aria-label="Filter events">
         <div class="field">
           <label for="event-type-filter">Type</label>
-          <input id="event-type-filter" list="event-type-suggestions" value={typeInput} placeholder="all types" onInput={(event) => setTypeInput(event.currentTarget.value)} aria-describedby="event-type-hint" />
+          <input
+            id="event-type-filter"
+            list="event-type-suggestions"
+            value={typeInput}
+            placeholder="all types"
+            onInput={(event) => setTypeInput(event.currentTarget.value)}
+            aria-describedby="event-type-hint"
+          />
           <datalist id="event-type-suggestions">
             {EVENT_TYPE_SUGGESTIONS.map((suggestion) => (
               <option key={suggestion} value={suggestion} />
@@ -179,8 +192,8 @@ function EventTail() {
       {(expiredBefore !== undefined || streamExpired) && (
         <Notice kind="warning">
           <p>
-            <strong>Older events have expired.</strong> The service keeps a limited number of events per account; events up to #
-            {expiredBefore ?? '?'} are no longer available{streamExpired ? ', including some this paused tail had not shown yet' : ''}.
+            <strong>Older events have expired.</strong> The service keeps a limited number of events per account; events up to #{expiredBefore ?? '?'} are no
+            longer available{streamExpired ? ', including some this paused tail had not shown yet' : ''}.
           </p>
           {streamExpired && (
             <button type="button" onClick={goLiveFromNow}>
@@ -231,7 +244,12 @@ function EventTail() {
         </table>
       </div>
       <div class="pager">
-        <button type="button" class="secondary" onClick={loadOlder} disabled={floor === undefined || floor === 0 || history.busy || (expiredBefore !== undefined && floor <= expiredBefore)}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={loadOlder}
+          disabled={floor === undefined || floor === 0 || history.busy || (expiredBefore !== undefined && floor <= expiredBefore)}
+        >
           Load older events
         </button>
         {floor !== undefined && <span class="muted">{floor === 0 ? 'The whole history is shown.' : `Shown from #${floor + 1}.`}</span>}
@@ -259,7 +277,15 @@ function PublishEvent() {
           <label for="publish-type">Type</label>
           <div class="prefixed">
             <span aria-hidden="true">custom.</span>
-            <input id="publish-type" required pattern="[A-Za-z0-9_.:\-]{1,100}" value={name} placeholder="deploy.finished" onInput={(event) => setName(event.currentTarget.value)} aria-describedby="publish-type-hint" />
+            <input
+              id="publish-type"
+              required
+              pattern="[A-Za-z0-9_.:\-]{1,100}"
+              value={name}
+              placeholder="deploy.finished"
+              onInput={(event) => setName(event.currentTarget.value)}
+              aria-describedby="publish-type-hint"
+            />
           </div>
           <span class="hint" id="publish-type-hint">
             Published as <code>custom.{name || '…'}</code>: letters, digits and <code>_ . : -</code>.

@@ -16,7 +16,12 @@ import { ALL_SCOPES, type Scope } from '../scopes';
 
 export function KeysPage() {
   return (
-    <Page title="API keys" intro="Keys of this account. A key is shown once, when it is created; only its hash is stored." needs={['keys:manage']} what="Managing keys">
+    <Page
+      title="API keys"
+      intro="Keys of this account. A key is shown once, when it is created; only its hash is stored."
+      needs={['keys:manage']}
+      what="Managing keys"
+    >
       <KeysView />
     </Page>
   );
@@ -63,7 +68,17 @@ function KeysView() {
                       <code>{key.id}</code>
                     </div>
                   </th>
-                  <td>{key.scopes.length === 0 ? <span class="muted">none</span> : key.scopes.map((scope) => <span key={scope} class="tag">{scope}</span>)}</td>
+                  <td>
+                    {key.scopes.length === 0 ? (
+                      <span class="muted">none</span>
+                    ) : (
+                      key.scopes.map((scope) => (
+                        <span key={scope} class="tag">
+                          {scope}
+                        </span>
+                      ))
+                    )}
+                  </td>
                   <td>
                     <Time value={key.createdAt} />
                   </td>
@@ -115,14 +130,7 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
     }
   };
   if (secret) {
-    return (
-      <SecretOnce
-        title="Your new API key"
-        secret={secret}
-        explanation="Use it as Authorization: Bearer <key>."
-        onDone={onDone}
-      />
-    );
+    return <SecretOnce title="Your new API key" secret={secret} explanation="Use it as Authorization: Bearer <key>." onDone={onDone} />;
   }
   const keyExpiry = key?.credential.credential.expiresAt;
   return (
@@ -134,7 +142,16 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
         </div>
         <div class="field">
           <label for="key-days">Expires in (days)</label>
-          <input id="key-days" type="number" min={1} max={365} required value={days} onInput={(event) => setDays(event.currentTarget.valueAsNumber)} aria-describedby="key-days-hint" />
+          <input
+            id="key-days"
+            type="number"
+            min={1}
+            max={365}
+            required
+            value={days}
+            onInput={(event) => setDays(event.currentTarget.valueAsNumber)}
+            aria-describedby="key-days-hint"
+          />
           <span class="hint" id="key-days-hint">
             1-365; never later than the connected key itself{keyExpiry ? ` (${new Date(keyExpiry).toLocaleDateString()})` : ''}.
           </span>

@@ -30,7 +30,12 @@ function matches(resource: Resource, filters: Filters): boolean {
 
 export function ResourcesPage() {
   return (
-    <Page title="Resources" intro="Named values (sensor readings, switches, text) with their attributes, tags and version. Changes made anywhere appear here live." needs={['resources:read']} what="Listing resources">
+    <Page
+      title="Resources"
+      intro="Named values (sensor readings, switches, text) with their attributes, tags and version. Changes made anywhere appear here live."
+      needs={['resources:read']}
+      what="Listing resources"
+    >
       <ResourcesView />
     </Page>
   );
@@ -54,7 +59,13 @@ function ResourcesView() {
   const [creating, setCreating] = useState(false);
 
   const list = useLoad(
-    async (signal) => (streamStarted ? client.listResources({ query: { type: filters.type || undefined, tag: filters.tags.length ? filters.tags : undefined, limit: PAGE_SIZE, offset } }, { signal }) : undefined),
+    async (signal) =>
+      streamStarted
+        ? client.listResources(
+            { query: { type: filters.type || undefined, tag: filters.tags.length ? filters.tags : undefined, limit: PAGE_SIZE, offset } },
+            { signal },
+          )
+        : undefined,
     [client, filters, offset, streamStarted],
   );
   const filtersRef = useRef(filters);
@@ -164,7 +175,13 @@ function ResourcesView() {
         </div>
         <div class="field">
           <label for="filter-tags">Tags</label>
-          <input id="filter-tags" value={tagInput} placeholder="greenhouse, north" onInput={(event) => setTagInput(event.currentTarget.value)} aria-describedby="filter-tags-hint" />
+          <input
+            id="filter-tags"
+            value={tagInput}
+            placeholder="greenhouse, north"
+            onInput={(event) => setTagInput(event.currentTarget.value)}
+            aria-describedby="filter-tags-hint"
+          />
           <span class="hint" id="filter-tags-hint">
             Comma-separated; every tag must match.
           </span>
@@ -188,9 +205,7 @@ function ResourcesView() {
         <>
           <div class="table-wrap" tabIndex={0}>
             <table class="resources">
-              <caption>
-                Resources {page.total === 0 ? '' : `${offset + 1}–${offset + page.data.length} of ${page.total}`}
-              </caption>
+              <caption>Resources {page.total === 0 ? '' : `${offset + 1}–${offset + page.data.length} of ${page.total}`}</caption>
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -220,7 +235,13 @@ function ResourcesView() {
                     </th>
                     <td>{resource.type}</td>
                     <td class="state">{formatState(resource.state)}</td>
-                    <td>{resource.tags.map((tag) => <span key={tag} class="tag">{tag}</span>)}</td>
+                    <td>
+                      {resource.tags.map((tag) => (
+                        <span key={tag} class="tag">
+                          {tag}
+                        </span>
+                      ))}
+                    </td>
                     <td>{resource.version}</td>
                     <td>
                       <Time value={resource.updatedAt} />
@@ -238,10 +259,16 @@ function ResourcesView() {
               </tbody>
             </table>
           </div>
-          <Pager offset={offset} count={page.data.length} hasMore={page.hasMore} pageSize={PAGE_SIZE} onChange={(next) => {
+          <Pager
+            offset={offset}
+            count={page.data.length}
+            hasMore={page.hasMore}
+            pageSize={PAGE_SIZE}
+            onChange={(next) => {
               setNewElsewhere(0);
               setOffset(next);
-            }} />
+            }}
+          />
         </>
       )}
       {deleting && <DeleteResource resource={deleting} onDone={() => setDeleting(undefined)} />}
@@ -249,7 +276,19 @@ function ResourcesView() {
   );
 }
 
-export function Pager({ offset, count, hasMore, pageSize, onChange }: { offset: number; count: number; hasMore: boolean; pageSize: number; onChange: (offset: number) => void }) {
+export function Pager({
+  offset,
+  count,
+  hasMore,
+  pageSize,
+  onChange,
+}: {
+  offset: number;
+  count: number;
+  hasMore: boolean;
+  pageSize: number;
+  onChange: (offset: number) => void;
+}) {
   return (
     <nav class="pager" aria-label="Pages">
       <button type="button" class="secondary" disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - pageSize))}>
@@ -380,8 +419,8 @@ function ResourceEditor({ resource, onClose }: { resource: Resource; onClose: ()
         }}
       >
         <p class="hint">
-          Editing version {base.version} of <code>{resource.id}</code> ({resource.type}). Saving sends <code>If-Match: "{base.version}"</code>: a change
-          made elsewhere in the meantime is not overwritten silently.
+          Editing version {base.version} of <code>{resource.id}</code> ({resource.type}). Saving sends <code>If-Match: "{base.version}"</code>: a change made
+          elsewhere in the meantime is not overwritten silently.
         </p>
         <div class="field">
           <label for="edit-name">Name</label>
@@ -390,14 +429,27 @@ function ResourceEditor({ resource, onClose }: { resource: Resource; onClose: ()
         <StateInput id="edit-state" type={resource.type} value={draft.state} onChange={(state) => setDraft({ ...draft, state })} />
         <div class="field">
           <label for="edit-attributes">Attributes (JSON object)</label>
-          <textarea id="edit-attributes" rows={4} spellcheck={false} value={draft.attributes} onInput={(event) => setDraft({ ...draft, attributes: event.currentTarget.value })} />
+          <textarea
+            id="edit-attributes"
+            rows={4}
+            spellcheck={false}
+            value={draft.attributes}
+            onInput={(event) => setDraft({ ...draft, attributes: event.currentTarget.value })}
+          />
         </div>
         <div class="field">
           <label for="edit-tags">Tags</label>
           <input id="edit-tags" value={draft.tags} onInput={(event) => setDraft({ ...draft, tags: event.currentTarget.value })} />
         </div>
         {conflict ? (
-          <ConflictView mine={draft} stored={conflict} error={action.error} onReload={reloadStored} onOverwrite={() => void save(conflict.version)} busy={action.busy} />
+          <ConflictView
+            mine={draft}
+            stored={conflict}
+            error={action.error}
+            onReload={reloadStored}
+            onOverwrite={() => void save(conflict.version)}
+            busy={action.busy}
+          />
         ) : (
           <ErrorNotice error={action.error} title="The change was not saved" />
         )}
@@ -415,7 +467,21 @@ function ResourceEditor({ resource, onClose }: { resource: Resource; onClose: ()
   );
 }
 
-function ConflictView({ mine, stored, error, onReload, onOverwrite, busy }: { mine: Draft; stored: Resource; error: unknown; onReload: () => void; onOverwrite: () => void; busy: boolean }) {
+function ConflictView({
+  mine,
+  stored,
+  error,
+  onReload,
+  onOverwrite,
+  busy,
+}: {
+  mine: Draft;
+  stored: Resource;
+  error: unknown;
+  onReload: () => void;
+  onOverwrite: () => void;
+  busy: boolean;
+}) {
   const theirs = draftOf(stored);
   const rows: Array<[string, string, string]> = [
     ['Name', mine.name, theirs.name],

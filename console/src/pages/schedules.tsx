@@ -21,7 +21,12 @@ const OUTCOME_WINDOW = 1000;
 
 export function SchedulesPage() {
   return (
-    <Page title="Schedules" intro="Set a resource's state or publish an event at a time, or again and again by cron." needs={['schedules:manage']} what="Managing schedules">
+    <Page
+      title="Schedules"
+      intro="Set a resource's state or publish an event at a time, or again and again by cron."
+      needs={['schedules:manage']}
+      what="Managing schedules"
+    >
       <SchedulesView />
     </Page>
   );
@@ -124,7 +129,13 @@ function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: 
             Pause<span class="visually-hidden"> {schedule.name}</span>
           </button>
         ) : (
-          <GuardedButton needs={['schedules:manage', actionScope(schedule.action)]} type="button" class="secondary" busy={action.busy} onClick={() => setEnabled(true)}>
+          <GuardedButton
+            needs={['schedules:manage', actionScope(schedule.action)]}
+            type="button"
+            class="secondary"
+            busy={action.busy}
+            onClick={() => setEnabled(true)}
+          >
             Enable<span class="visually-hidden"> {schedule.name}</span>
           </GuardedButton>
         )}
@@ -143,7 +154,13 @@ function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: 
         </Notice>
       )}
       {confirmDelete && (
-        <ConfirmDialog title={`Delete ${schedule.name}?`} confirmLabel="Delete schedule" busy={action.busy} onConfirm={remove} onCancel={() => setConfirmDelete(false)}>
+        <ConfirmDialog
+          title={`Delete ${schedule.name}?`}
+          confirmLabel="Delete schedule"
+          busy={action.busy}
+          onConfirm={remove}
+          onCancel={() => setConfirmDelete(false)}
+        >
           <p>It will not run again.</p>
         </ConfirmDialog>
       )}
@@ -155,7 +172,10 @@ function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: 
   const client = useClient();
   const { key } = useConnection();
   const canListResources = scopeReason(key?.credential, ['resources:read']) === undefined;
-  const resources = useLoad(async (signal) => (canListResources ? (await client.listResources({ query: { limit: 500 } }, { signal })).data : []), [client, canListResources]);
+  const resources = useLoad(
+    async (signal) => (canListResources ? (await client.listResources({ query: { limit: 500 } }, { signal })).data : []),
+    [client, canListResources],
+  );
   const [name, setName] = useState('');
   const [timing, setTiming] = useState<'at' | 'cron'>('cron');
   const [at, setAt] = useState('');
@@ -182,7 +202,9 @@ function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: 
     event.preventDefault();
     const created = await action.run(async () => {
       const scheduleAction: ScheduleAction =
-        kind === 'set_state' ? { type: 'set_state', resourceId, state } : { type: 'publish_event', eventType: `custom.${eventName.trim()}`, data: parseJsonObject(data, 'Data') };
+        kind === 'set_state'
+          ? { type: 'set_state', resourceId, state }
+          : { type: 'publish_event', eventType: `custom.${eventName.trim()}`, data: parseJsonObject(data, 'Data') };
       if (timing === 'at' && at === '') throw new Error('Choose the time of the run');
       const when = timing === 'cron' ? { cron: cron.trim() } : { at: new Date(at).toISOString() };
       return client.createSchedule({ body: { name, timezone, action: scheduleAction, ...when } });
@@ -213,7 +235,14 @@ function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: 
         {timing === 'cron' ? (
           <div class="field">
             <label for="schedule-cron">Cron expression</label>
-            <input id="schedule-cron" required value={cron} spellcheck={false} onInput={(event) => setCron(event.currentTarget.value)} aria-describedby="schedule-cron-reading" />
+            <input
+              id="schedule-cron"
+              required
+              value={cron}
+              spellcheck={false}
+              onInput={(event) => setCron(event.currentTarget.value)}
+              aria-describedby="schedule-cron-reading"
+            />
             <div id="schedule-cron-reading" class="cron-reading" aria-live="polite">
               {reading && 'error' in reading ? (
                 <span class="reason">{reading.error}</span>
@@ -240,7 +269,14 @@ function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: 
         )}
         <div class="field">
           <label for="schedule-timezone">Time zone</label>
-          <input id="schedule-timezone" list="schedule-timezones" required value={timezone} onInput={(event) => setTimezone(event.currentTarget.value)} aria-describedby="schedule-timezone-hint" />
+          <input
+            id="schedule-timezone"
+            list="schedule-timezones"
+            required
+            value={timezone}
+            onInput={(event) => setTimezone(event.currentTarget.value)}
+            aria-describedby="schedule-timezone-hint"
+          />
           <datalist id="schedule-timezones">
             {knownTimezones().map((zone) => (
               <option key={zone} value={zone} />
@@ -301,7 +337,13 @@ function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: 
               <label for="schedule-event">Event type</label>
               <div class="prefixed">
                 <span aria-hidden="true">custom.</span>
-                <input id="schedule-event" required pattern="[A-Za-z0-9_.:\-]{1,100}" value={eventName} onInput={(event) => setEventName(event.currentTarget.value)} />
+                <input
+                  id="schedule-event"
+                  required
+                  pattern="[A-Za-z0-9_.:\-]{1,100}"
+                  value={eventName}
+                  onInput={(event) => setEventName(event.currentTarget.value)}
+                />
               </div>
             </div>
             <div class="field">
@@ -311,7 +353,13 @@ function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: 
           </>
         )}
         <ErrorNotice error={action.error} title="The schedule was not created" />
-        <FormActions busy={action.busy} label="Create schedule" busyLabel="Creating…" onCancel={onDone} needs={['schedules:manage', kind === 'set_state' ? 'resources:write' : 'events:write']} />
+        <FormActions
+          busy={action.busy}
+          label="Create schedule"
+          busyLabel="Creating…"
+          onCancel={onDone}
+          needs={['schedules:manage', kind === 'set_state' ? 'resources:write' : 'events:write']}
+        />
       </form>
     </Section>
   );
@@ -326,7 +374,13 @@ function RecentOutcomes() {
   useEffect(() => {
     if (reason) return;
     const controller = new AbortController();
-    const add = (added: DevdataEvent[]) => setOutcomes((current) => [...added, ...current].filter((event, index, all) => all.findIndex((other) => other.id === event.id) === index).sort((a, b) => b.id - a.id).slice(0, 50));
+    const add = (added: DevdataEvent[]) =>
+      setOutcomes((current) =>
+        [...added, ...current]
+          .filter((event, index, all) => all.findIndex((other) => other.id === event.id) === index)
+          .sort((a, b) => b.id - a.id)
+          .slice(0, 50),
+      );
     followEvents(client, {
       type: 'schedule.executed',
       signal: controller.signal,
@@ -335,7 +389,9 @@ function RecentOutcomes() {
       onStart: (cursor) =>
         void history.run(async () => {
           const oldest = (await client.listEvents({ query: { after: cursor, limit: 1 } })).oldestCursor;
-          const page = await client.listEvents({ query: { after: Math.max(oldest, cursor - OUTCOME_WINDOW), limit: OUTCOME_WINDOW, type: 'schedule.executed' } });
+          const page = await client.listEvents({
+            query: { after: Math.max(oldest, cursor - OUTCOME_WINDOW), limit: OUTCOME_WINDOW, type: 'schedule.executed' },
+          });
           add(page.data.filter((event) => event.id <= cursor));
         }),
     });

@@ -11,7 +11,12 @@ const PERIODS = [7, 30, 90];
 
 export function UsagePage() {
   return (
-    <Page title="Usage" intro="What the account did per UTC day: authenticated requests, of which errors (4xx and 5xx), events created and webhook delivery attempts." needs={['usage:read']} what="Reading usage">
+    <Page
+      title="Usage"
+      intro="What the account did per UTC day: authenticated requests, of which errors (4xx and 5xx), events created and webhook delivery attempts."
+      needs={['usage:read']}
+      what="Reading usage"
+    >
       <UsageView />
     </Page>
   );
@@ -53,7 +58,11 @@ function UsageView() {
       {usage.data && (
         <>
           <Section title={`Per day, last ${days} days`} id="usage-chart-title">
-            <UsageChart days={chart.days} series={chart.series} label={`Line chart of requests, errors, events and webhook deliveries per day over the last ${days} days; the table below has the numbers.`} />
+            <UsageChart
+              days={chart.days}
+              series={chart.series}
+              label={`Line chart of requests, errors, events and webhook deliveries per day over the last ${days} days; the table below has the numbers.`}
+            />
           </Section>
           <Section title="Totals and days" id="usage-table-title">
             <dl class="facts totals">

@@ -41,8 +41,8 @@ export function WebhooksPage() {
       </RequiresScopes>
       <Section title="Verifying a delivery" id="verify-title">
         <p>
-          Each delivery carries <code>X-Service-Signature: t=…,v1=…</code>, an HMAC-SHA256 of <code>{'<t>.<raw body>'}</code> keyed with the
-          webhook's secret (the format Stripe uses). Check it on the raw body and refuse old timestamps:
+          Each delivery carries <code>X-Service-Signature: t=…,v1=…</code>, an HMAC-SHA256 of <code>{'<t>.<raw body>'}</code> keyed with the webhook's secret
+          (the format Stripe uses). Check it on the raw body and refuse old timestamps:
         </p>
         <div class="command">
           <pre tabIndex={0}>
@@ -50,7 +50,9 @@ export function WebhooksPage() {
           </pre>
           <CopyButton text={VERIFICATION_SNIPPET} label="Copy the snippet" />
         </div>
-        <p class="hint">Without the client package: docs/webhook-verification.md in the service's repository has the same check in Node.js, Python, Go and the shell.</p>
+        <p class="hint">
+          Without the client package: docs/webhook-verification.md in the service's repository has the same check in Node.js, Python, Go and the shell.
+        </p>
       </Section>
     </Page>
   );
@@ -100,14 +102,7 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
     }
   };
   if (secret) {
-    return (
-      <SecretOnce
-        title="The webhook's signing secret"
-        secret={secret}
-        explanation="Your receiver verifies each delivery with it."
-        onDone={onDone}
-      />
-    );
+    return <SecretOnce title="The webhook's signing secret" secret={secret} explanation="Your receiver verifies each delivery with it." onDone={onDone} />;
   }
   const toggle = (type: string, on: boolean) => {
     const next = new Set(events);
@@ -124,7 +119,15 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
         </div>
         <div class="field">
           <label for="webhook-url">Receiver URL</label>
-          <input id="webhook-url" type="url" required value={url} placeholder="https://example.com/hooks/devdata" onInput={(event) => setUrl(event.currentTarget.value)} aria-describedby="webhook-url-hint" />
+          <input
+            id="webhook-url"
+            type="url"
+            required
+            value={url}
+            placeholder="https://example.com/hooks/devdata"
+            onInput={(event) => setUrl(event.currentTarget.value)}
+            aria-describedby="webhook-url-hint"
+          />
           <span class="hint" id="webhook-url-hint">
             HTTPS on port 443 to a public address.
           </span>
@@ -134,7 +137,12 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
           <ul class="choices">
             {EVENT_CHOICES.map((type) => (
               <li key={type}>
-                <input id={`webhook-event-${type}`} type="checkbox" checked={events.has(type)} onChange={(event) => toggle(type, event.currentTarget.checked)} />
+                <input
+                  id={`webhook-event-${type}`}
+                  type="checkbox"
+                  checked={events.has(type)}
+                  onChange={(event) => toggle(type, event.currentTarget.checked)}
+                />
                 <label for={`webhook-event-${type}`}>
                   <code>{type}</code>
                 </label>
@@ -144,7 +152,13 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
         </fieldset>
         <div class="field">
           <label for="webhook-custom">Exact custom types</label>
-          <input id="webhook-custom" value={exactCustom} placeholder="custom.deploy.finished" onInput={(event) => setExactCustom(event.currentTarget.value)} aria-describedby="webhook-custom-hint" />
+          <input
+            id="webhook-custom"
+            value={exactCustom}
+            placeholder="custom.deploy.finished"
+            onInput={(event) => setExactCustom(event.currentTarget.value)}
+            aria-describedby="webhook-custom-hint"
+          />
           <span class="hint" id="webhook-custom-hint">
             Comma-separated, when not every custom event should go.
           </span>
@@ -228,14 +242,33 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
       </div>
       {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="The webhook was not changed" />
-      {secret && <SecretOnce title="The new signing secret" secret={secret} explanation="Deliveries are signed with it from their next attempt on." onDone={() => setSecret(undefined)} />}
+      {secret && (
+        <SecretOnce
+          title="The new signing secret"
+          secret={secret}
+          explanation="Deliveries are signed with it from their next attempt on."
+          onDone={() => setSecret(undefined)}
+        />
+      )}
       {confirm === 'rotate' && (
-        <ConfirmDialog title={`Rotate the secret of ${webhook.name}?`} confirmLabel="Rotate secret" busy={action.busy} onConfirm={rotate} onCancel={() => setConfirm(undefined)}>
+        <ConfirmDialog
+          title={`Rotate the secret of ${webhook.name}?`}
+          confirmLabel="Rotate secret"
+          busy={action.busy}
+          onConfirm={rotate}
+          onCancel={() => setConfirm(undefined)}
+        >
           <p>The old secret stops being used at once: update your receiver with the new one.</p>
         </ConfirmDialog>
       )}
       {confirm === 'delete' && (
-        <ConfirmDialog title={`Delete ${webhook.name}?`} confirmLabel="Delete webhook" busy={action.busy} onConfirm={remove} onCancel={() => setConfirm(undefined)}>
+        <ConfirmDialog
+          title={`Delete ${webhook.name}?`}
+          confirmLabel="Delete webhook"
+          busy={action.busy}
+          onConfirm={remove}
+          onCancel={() => setConfirm(undefined)}
+        >
           <p>Nothing more is delivered to {webhook.url}, and its delivery log is gone.</p>
         </ConfirmDialog>
       )}
@@ -294,7 +327,9 @@ function DeliveryLog({ webhookId }: { webhookId: string }) {
                       #{delivery.eventId} <code>{delivery.eventType}</code>
                     </td>
                     <td>
-                      <span class={`pill ${delivery.status === 'succeeded' ? 'pill-ok' : delivery.status === 'failed' ? 'pill-bad' : ''}`}>{delivery.status}</span>
+                      <span class={`pill ${delivery.status === 'succeeded' ? 'pill-ok' : delivery.status === 'failed' ? 'pill-bad' : ''}`}>
+                        {delivery.status}
+                      </span>
                     </td>
                     <td>
                       {delivery.attempts.length === 0 ? (
@@ -305,7 +340,8 @@ function DeliveryLog({ webhookId }: { webhookId: string }) {
                           <ol class="attempts">
                             {delivery.attempts.map((attempt) => (
                               <li key={attempt.attempt}>
-                                <Time value={attempt.at} />: {attempt.responseStatus ?? 'no response'} in {attempt.durationMs} ms{attempt.error ? ` (${attempt.error})` : ''}
+                                <Time value={attempt.at} />: {attempt.responseStatus ?? 'no response'} in {attempt.durationMs} ms
+                                {attempt.error ? ` (${attempt.error})` : ''}
                               </li>
                             ))}
                           </ol>

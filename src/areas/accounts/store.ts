@@ -10,10 +10,7 @@ export interface AccountRow {
 export type AccountOrigin = 'operator' | 'signup';
 
 export async function insertAccount(db: Executor, account: AccountRow, origin: AccountOrigin): Promise<void> {
-  await db
-    .insertInto('accounts')
-    .values({ id: account.id, name: account.name, email: account.email, created_at: account.createdAt, origin })
-    .execute();
+  await db.insertInto('accounts').values({ id: account.id, name: account.name, email: account.email, created_at: account.createdAt, origin }).execute();
 }
 
 export async function findAccount(db: Executor, id: string): Promise<AccountRow | undefined> {
@@ -48,7 +45,14 @@ export async function listAccounts(db: Executor, nowIso: string): Promise<Accoun
     .leftJoin('api_keys', (join) =>
       join.onRef('api_keys.account_id', '=', 'accounts.id').on('api_keys.revoked_at', 'is', null).on('api_keys.expires_at', '>', nowIso),
     )
-    .select(['accounts.id', 'accounts.name', 'accounts.email', 'accounts.created_at', 'accounts.origin', (eb) => eb.fn.count<number>('api_keys.id').as('active_keys')])
+    .select([
+      'accounts.id',
+      'accounts.name',
+      'accounts.email',
+      'accounts.created_at',
+      'accounts.origin',
+      (eb) => eb.fn.count<number>('api_keys.id').as('active_keys'),
+    ])
     .groupBy(['accounts.id', 'accounts.name', 'accounts.email', 'accounts.created_at', 'accounts.origin'])
     .orderBy('accounts.created_at')
     .orderBy('accounts.id')

@@ -9,7 +9,11 @@ import type { Capability } from '../system/capability.js';
 const AppType = Type.Union([Type.Literal('public'), Type.Literal('confidential')]);
 /** The most redirect URIs an app may register. */
 const MAX_REDIRECT_URIS = 10;
-const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, maxItems: MAX_REDIRECT_URIS, description: 'https, or http to a loopback host; matched exactly' });
+const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+  minItems: 1,
+  maxItems: MAX_REDIRECT_URIS,
+  description: 'https, or http to a loopback host; matched exactly',
+});
 const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 });
 
 const appFields = {
@@ -50,7 +54,10 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
 
   app.get(
     '/api/v1/apps',
-    { config, schema: { operationId: 'listApps', summary: 'List applications', tags: ['apps'], response: { 200: Type.Object({ data: Type.Array(ref('App')) }) } } },
+    {
+      config,
+      schema: { operationId: 'listApps', summary: 'List applications', tags: ['apps'], response: { 200: Type.Object({ data: Type.Array(ref('App')) }) } },
+    },
     async (request) => ({ data: await apps.list(credentialOf(request).accountId) }),
   );
 
@@ -86,7 +93,16 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
 
   app.delete(
     '/api/v1/apps/:id',
-    { config, schema: { operationId: 'deleteApp', summary: 'Delete an application (ends its connections and tokens)', tags: ['apps'], params: IdParams, response: { 204: NoContent } } },
+    {
+      config,
+      schema: {
+        operationId: 'deleteApp',
+        summary: 'Delete an application (ends its connections and tokens)',
+        tags: ['apps'],
+        params: IdParams,
+        response: { 204: NoContent },
+      },
+    },
     async (request, reply) => {
       await apps.delete(credentialOf(request), request.params.id);
       return reply.code(204).send(null);
@@ -95,7 +111,16 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
 
   app.post(
     '/api/v1/apps/:id/rotate-secret',
-    { config, schema: { operationId: 'rotateAppSecret', summary: 'Replace the client secret', tags: ['apps'], params: IdParams, response: { 200: ref('AppWithSecret') } } },
+    {
+      config,
+      schema: {
+        operationId: 'rotateAppSecret',
+        summary: 'Replace the client secret',
+        tags: ['apps'],
+        params: IdParams,
+        response: { 200: ref('AppWithSecret') },
+      },
+    },
     async (request) => apps.rotateSecret(credentialOf(request), request.params.id),
   );
 };

@@ -159,7 +159,13 @@ export class AppsService {
       const app = await this.require(trx, caller.accountId, id);
       await this.domain.emit(trx, 'app.deleting', { app });
       await deleteApp(trx, id);
-      await this.audit.record(trx, { accountId: caller.accountId, type: 'app.deleted', actor: actorOf(caller), target: { type: 'app', id }, data: { clientId: app.clientId } });
+      await this.audit.record(trx, {
+        accountId: caller.accountId,
+        type: 'app.deleted',
+        actor: actorOf(caller),
+        target: { type: 'app', id },
+        data: { clientId: app.clientId },
+      });
     });
   }
 

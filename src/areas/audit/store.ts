@@ -45,9 +45,7 @@ export async function listAudit(db: Executor, accountId: string, query: AuditQue
     .orderBy('seq')
     .limit(query.limit + 1);
   if (query.type) {
-    select = query.type.prefix
-      ? select.where(startsWith('type', query.type.value))
-      : select.where('type', '=', query.type.value);
+    select = query.type.prefix ? select.where(startsWith('type', query.type.value)) : select.where('type', '=', query.type.value);
   }
   const rows = await select.execute();
   return rows.map((row) => ({

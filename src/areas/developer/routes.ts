@@ -63,7 +63,15 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
 
   app.get(
     '/api/v1/developer/session',
-    { config: publicRoute, schema: { operationId: 'getDeveloperSession', summary: 'The current developer session (cookie)', tags: ['developer'], response: { 200: ref('DeveloperSession') } } },
+    {
+      config: publicRoute,
+      schema: {
+        operationId: 'getDeveloperSession',
+        summary: 'The current developer session (cookie)',
+        tags: ['developer'],
+        response: { 200: ref('DeveloperSession') },
+      },
+    },
     async (request) => {
       const session = await developer.session(request.cookies[SESSION_COOKIE]);
       if (!session) throw unauthorized('No valid developer session', request.cookies[SESSION_COOKIE] !== undefined);
@@ -73,7 +81,10 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
 
   app.post(
     '/api/v1/developer/logout',
-    { config: publicRoute, schema: { operationId: 'logOut', summary: 'End the developer session and expire its cookie', tags: ['developer'], response: { 204: NoContent } } },
+    {
+      config: publicRoute,
+      schema: { operationId: 'logOut', summary: 'End the developer session and expire its cookie', tags: ['developer'], response: { 204: NoContent } },
+    },
     async (request, reply) => {
       await developer.logout(request.cookies[SESSION_COOKIE]);
       reply.header('set-cookie', sessionCookie('', 0));

@@ -40,24 +40,27 @@ export class DeveloperService {
     const token = newSecret(SESSION_PREFIX);
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + this.options.sessionTtlSeconds * 1000).toISOString();
-    const account = await this.db.transaction().execute(async (trx) => {
-      if ((await this.accounts.count('signup', trx)) >= this.options.capacity) {
-        throw new DomainError('signup_closed', 'Signup is closed: the service has reached its capacity');
-      }
-      const created = await this.accounts.create(trx, { name: input.name, email: input.email, origin: 'signup' }, { kind: 'system' });
-      await insertSession(trx, sha256Hex(token), { accountId: created.id, createdAt: now.toISOString(), expiresAt });
-      await this.audit.record(trx, {
-        accountId: created.id,
-        type: 'developer.signup',
-        actor: { kind: 'developer_session', accountId: created.id },
-        target: { type: 'account', id: created.id },
-        data: { email: created.email },
+    const account = await this.db
+      .transaction()
+      .execute(async (trx) => {
+        if ((await this.accounts.count('signup', trx)) >= this.options.capacity) {
+          throw new DomainError('signup_closed', 'Signup is closed: the service has reached its capacity');
+        }
+        const created = await this.accounts.create(trx, { name: input.name, email: input.email, origin: 'signup' }, { kind: 'system' });
+        await insertSession(trx, sha256Hex(token), { accountId: created.id, createdAt: now.toISOString(), expiresAt });
+        await this.audit.record(trx, {
+          accountId: created.id,
+          type: 'developer.signup',
+          actor: { kind: 'developer_session', accountId: created.id },
+          target: { type: 'account', id: created.id },
+          data: { email: created.email },
+        });
+        return created;
+      })
+      .catch((error: unknown) => {
+        // Two signups with one email at once: both pass the check, the unique index refuses the second.
+        throw isUniqueViolation(error) ? conflict('An account with this email already exists') : error;
       });
-      return created;
-    }).catch((error: unknown) => {
-      // Two signups with one email at once: both pass the check, the unique index refuses the second.
-      throw isUniqueViolation(error) ? conflict('An account with this email already exists') : error;
-    });
     return { account, session: { expiresAt }, token };
   }
 

@@ -72,7 +72,8 @@ export class InMemoryOlderEvents implements OlderEvents {
         if (loads === LOADS_PER_REQUEST) return { events, continueAfter: next - 1 };
         loads++;
         // Only a chunk whose every id is committed is complete; the one at the head is read, not kept.
-        entries = last <= newest ? await this.chunks.fetch(key, { context: { accountId, index } }) : await this.load(accountId, index * EVENT_CHUNK + 1, newest);
+        entries =
+          last <= newest ? await this.chunks.fetch(key, { context: { accountId, index } }) : await this.load(accountId, index * EVENT_CHUNK + 1, newest);
       }
       for (const entry of entries ?? []) {
         if (entry.id < next || entry.id > newest || !matchesTypeFilter(entry.type, type)) continue;

@@ -49,7 +49,12 @@ const EventSchemas = [
     }),
     'A schedule ran',
   ),
-  eventOfType('CustomEvent', CustomType, Type.Record(Type.String(), Type.Unknown(), { description: 'What the publisher sent' }), 'Published by a caller (custom.*)'),
+  eventOfType(
+    'CustomEvent',
+    CustomType,
+    Type.Record(Type.String(), Type.Unknown(), { description: 'What the publisher sent' }),
+    'Published by a caller (custom.*)',
+  ),
 ];
 const EventSchema = Type.Union(
   EventSchemas.map((schema) => ref(schema.$id)),

@@ -43,7 +43,6 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
-
 export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: InstallationsService }> = async (app, { installations }) => {
   const config = { auth: { scopes: ['integrations:read' as const] } };
   // The very document GET /openapi.json serves, so it names this server's base URL.
@@ -58,7 +57,15 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
 
   app.get(
     '/api/v1/installations',
-    { config, schema: { operationId: 'listInstallations', summary: 'Files to download', tags: ['installations'], response: { 200: Type.Object({ data: Type.Array(ref('Installation')) }) } } },
+    {
+      config,
+      schema: {
+        operationId: 'listInstallations',
+        summary: 'Files to download',
+        tags: ['installations'],
+        response: { 200: Type.Object({ data: Type.Array(ref('Installation')) }) },
+      },
+    },
     async () => ({
       data: (await installations.list()).map((installation) => ({
         ...installation,
@@ -88,10 +95,7 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
     async (request, reply) => {
       const installation = await installations.get(request.params.id);
       const etag = `"${installation.sha256}"`;
-      reply
-        .header('etag', etag)
-        .header('accept-ranges', 'bytes')
-        .header('content-disposition', `attachment; filename="${installation.filename}"`);
+      reply.header('etag', etag).header('accept-ranges', 'bytes').header('content-disposition', `attachment; filename="${installation.filename}"`);
       if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply);
       const range = parseRange(request.headers.range, installation.size);
       if (range === 'unsatisfiable') {

@@ -42,7 +42,12 @@ export const integrationRoutes: FastifyPluginAsyncTypebox<{ resources: Resources
     '/api/v1/integrations/home-assistant',
     {
       config: { auth: { scopes: ['integrations:read'] } },
-      schema: { operationId: 'getHomeAssistantInfo', summary: 'Home Assistant integration information', tags: ['integrations'], response: { 200: ref('HomeAssistantInfo') } },
+      schema: {
+        operationId: 'getHomeAssistantInfo',
+        summary: 'Home Assistant integration information',
+        tags: ['integrations'],
+        response: { 200: ref('HomeAssistantInfo') },
+      },
     },
     async () => ({
       domain: HOME_ASSISTANT_DOMAIN,

@@ -61,7 +61,9 @@ export const keySchemas = [ApiKey, CreatedApiKey, CredentialSummary];
 export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async (app, { keys }) => {
   app.get(
     '/api/v1/auth/me',
-    { schema: { operationId: 'getCurrentCredential', summary: 'Describe the calling credential', tags: ['keys'], response: { 200: ref('CredentialSummary') } } },
+    {
+      schema: { operationId: 'getCurrentCredential', summary: 'Describe the calling credential', tags: ['keys'], response: { 200: ref('CredentialSummary') } },
+    },
     async (request) => {
       const credential = credentialOf(request);
       return {
@@ -82,7 +84,12 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
     '/api/v1/keys',
     {
       config: { auth: { scopes: ['keys:manage'] } },
-      schema: { operationId: 'listApiKeys', summary: 'List active API keys', tags: ['keys'], response: { 200: Type.Object({ data: Type.Array(ref('ApiKey')) }) } },
+      schema: {
+        operationId: 'listApiKeys',
+        summary: 'List active API keys',
+        tags: ['keys'],
+        response: { 200: Type.Object({ data: Type.Array(ref('ApiKey')) }) },
+      },
     },
     async (request) => ({ data: await keys.list(credentialOf(request).accountId) }),
   );

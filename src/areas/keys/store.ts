@@ -79,9 +79,7 @@ export interface UsableKey {
 /** The key with this hash if it is neither revoked nor expired at `nowIso`, with its account's name. */
 export async function findUsableKeyByHash(db: Executor, keyHash: string, nowIso: string): Promise<UsableKey | undefined> {
   const row = await usableKeyByHash.first(db, { keyHash, nowIso });
-  return (
-    row && { id: row.id, accountId: row.account_id, accountName: row.account_name, scopes: JSON.parse(row.scopes) as string[], expiresAt: row.expires_at }
-  );
+  return row && { id: row.id, accountId: row.account_id, accountName: row.account_name, scopes: JSON.parse(row.scopes) as string[], expiresAt: row.expires_at };
 }
 
 export async function listUsableKeys(db: Executor, accountId: string, nowIso: string): Promise<KeyRow[]> {

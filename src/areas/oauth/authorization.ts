@@ -81,7 +81,9 @@ export class AuthorizationEndpoint {
       throw error;
     });
     const material = JSON.stringify([request.app.clientId, request.redirectUri, request.scopes, request.state, request.codeChallenge, expires]);
-    return createHmac('sha256', await this.signingKey).update(material).digest('base64url');
+    return createHmac('sha256', await this.signingKey)
+      .update(material)
+      .digest('base64url');
   }
 
   /**

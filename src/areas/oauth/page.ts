@@ -42,7 +42,9 @@ ${body}
 }
 
 export function approvalPage(request: AuthorizationRequest, formToken: string, problem?: string): string {
-  const scopes = request.scopes.map((scope) => `<li><strong>${escapeHtml(SCOPE_DESCRIPTIONS[scope as Scope])}</strong> <code>${escapeHtml(scope)}</code></li>`).join('\n');
+  const scopes = request.scopes
+    .map((scope) => `<li><strong>${escapeHtml(SCOPE_DESCRIPTIONS[scope as Scope])}</strong> <code>${escapeHtml(scope)}</code></li>`)
+    .join('\n');
   const hidden = {
     response_type: 'code',
     client_id: request.app.clientId,

@@ -116,15 +116,37 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
     if (request.routeOptions.url === '/oauth/authorize') {
       return pageHeaders(reply)
         .code(status >= 500 ? 500 : 400)
-        .send(errorPage(status >= 500 ? 'Something went wrong on our side. Start again from the application.' : 'The request is malformed. Start again from the application.'));
+        .send(
+          errorPage(
+            status >= 500
+              ? 'Something went wrong on our side. Start again from the application.'
+              : 'The request is malformed. Start again from the application.',
+          ),
+        );
     }
-    const description = status === 413 ? 'The request body is too large' : status >= 500 ? 'Internal server error' : 'The request is malformed: send each field once, as form data';
-    return reply.code(status >= 500 ? 500 : 400).header('cache-control', 'no-store').send({ error: status >= 500 ? 'server_error' : 'invalid_request', error_description: description });
+    const description =
+      status === 413
+        ? 'The request body is too large'
+        : status >= 500
+          ? 'Internal server error'
+          : 'The request is malformed: send each field once, as form data';
+    return reply
+      .code(status >= 500 ? 500 : 400)
+      .header('cache-control', 'no-store')
+      .send({ error: status >= 500 ? 'server_error' : 'invalid_request', error_description: description });
   });
 
   app.get(
     METADATA_PATH,
-    { config: publicRoute, schema: { operationId: 'getAuthorizationServerMetadata', summary: 'Authorization server metadata (RFC 8414)', tags: ['oauth'], response: { 200: ref('AuthorizationServerMetadata') } } },
+    {
+      config: publicRoute,
+      schema: {
+        operationId: 'getAuthorizationServerMetadata',
+        summary: 'Authorization server metadata (RFC 8414)',
+        tags: ['oauth'],
+        response: { 200: ref('AuthorizationServerMetadata') },
+      },
+    },
     async () => {
       const issuer = oauth.issuer;
       return {
@@ -176,7 +198,12 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
         summary: 'The approval page (browser)',
         tags: ['oauth'],
         querystring: AuthorizeParams,
-        response: { 200: Html('The approval page'), 303: Redirect, 400: Html('An unknown client or redirect URI, or a malformed request'), '5xx': Html('A server error') },
+        response: {
+          200: Html('The approval page'),
+          303: Redirect,
+          400: Html('An unknown client or redirect URI, or a malformed request'),
+          '5xx': Html('A server error'),
+        },
       },
     },
     async (request, reply) => {
@@ -196,7 +223,18 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
         summary: 'The approval page’s choice: Connect (with an API key) or Cancel',
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
-        body: FormFields(['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'api_key', 'csrf', 'action']),
+        body: FormFields([
+          'response_type',
+          'client_id',
+          'redirect_uri',
+          'scope',
+          'state',
+          'code_challenge',
+          'code_challenge_method',
+          'api_key',
+          'csrf',
+          'action',
+        ]),
         response: {
           303: Redirect,
           400: Html('An unknown client or redirect URI, or an expired form'),
@@ -211,17 +249,26 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       const authorization = await authorizationRequest(form, reply);
       if (!authorization) return reply;
       if (!(await oauth.authorization.checkFormToken(authorization, form.csrf))) {
-        return pageHeaders(reply).code(400).send(errorPage('This approval form has expired or was not issued by this service. Start again from the application.'));
+        return pageHeaders(reply)
+          .code(400)
+          .send(errorPage('This approval form has expired or was not issued by this service. Start again from the application.'));
       }
       const iss = oauth.issuer;
       if (form.action === 'cancel') {
-        return redirectWith(reply, authorization.redirectUri, { error: 'access_denied', error_description: 'The user cancelled', state: authorization.state, iss });
+        return redirectWith(reply, authorization.redirectUri, {
+          error: 'access_denied',
+          error_description: 'The user cancelled',
+          state: authorization.state,
+          iss,
+        });
       }
       if (form.action !== 'approve') return pageHeaders(reply).code(400).send(errorPage('Choose Connect or Cancel.'));
       const outcome = await oauth.authorization.approve(authorization, (form.api_key ?? '').trim());
       if ('problem' in outcome) {
         const status = outcome.problem.includes('permission') ? 403 : 401;
-        return pageHeaders(reply, authorization.redirectUri).code(status).send(approvalPage(authorization, await oauth.authorization.formToken(authorization), outcome.problem));
+        return pageHeaders(reply, authorization.redirectUri)
+          .code(status)
+          .send(approvalPage(authorization, await oauth.authorization.formToken(authorization), outcome.problem));
       }
       return redirectWith(reply, authorization.redirectUri, { code: outcome.code, state: authorization.state, iss });
     },
@@ -229,7 +276,10 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
 
   /** Form data only, each field once (RFC 6749 §3.2). */
   function formOf(request: { headers: Record<string, unknown>; body: unknown }): Params {
-    const type = String(request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    const type = String(request.headers['content-type'] ?? '')
+      .split(';')[0]
+      ?.trim()
+      .toLowerCase();
     if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'Send form data (application/x-www-form-urlencoded)');
     const body = (request.body ?? {}) as Record<string, unknown>;
     for (const [name, value] of Object.entries(body)) {

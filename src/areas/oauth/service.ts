@@ -18,7 +18,18 @@ import { AuthorizationEndpoint } from './authorization.js';
 import { OAuthConnections } from './connections.js';
 import { OAuthError } from './errors.js';
 import { grantableScopes, parseScopeParam, sameSecret, stillAllowed, type Params } from './grants.js';
-import { findCode, findConnection, findToken, findUsableAccessToken, insertToken, revokeToken, rotateRefreshToken, takeCode, type CodeRow, type ConnectionRow } from './store.js';
+import {
+  findCode,
+  findConnection,
+  findToken,
+  findUsableAccessToken,
+  insertToken,
+  revokeToken,
+  rotateRefreshToken,
+  takeCode,
+  type CodeRow,
+  type ConnectionRow,
+} from './store.js';
 
 export { CODE_TTL_MS, CONNECTION_DAYS, type AuthorizationRequest } from './authorization.js';
 export { OAuthError, UntrustedRedirectError } from './errors.js';
@@ -155,7 +166,8 @@ export class OAuthService implements CredentialResolver {
       if (code.expiresAt <= nowIso) throw new OAuthError('invalid_grant', 'The authorization code has expired');
       if (code.redirectUri !== form.redirect_uri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
       if (!VERIFIER.test(form.code_verifier as string)) throw new OAuthError('invalid_grant', 'code_verifier must be 43-128 URL-safe characters');
-      if (!sameSecret(s256(form.code_verifier as string), code.codeChallenge)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
+      if (!sameSecret(s256(form.code_verifier as string), code.codeChallenge))
+        throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
       await this.requireLive(trx, connection);
       return this.issue(trx, app, connection, grantableScopes(stillAllowed(connection.scopes, app), app.scopes), true);
     });
@@ -204,9 +216,22 @@ export class OAuthService implements CredentialResolver {
     const now = this.clock.now();
     const ttlMs = Math.min(this.options.accessTokenTtlSeconds * 1000, connection ? Date.parse(connection.expiresAt) - now.getTime() : Infinity);
     const accessToken = newSecret(ACCESS_TOKEN_PREFIX);
-    const base = { appId: app.id, accountId: connection?.accountId ?? app.accountId, connectionId: connection?.id ?? null, scopes, createdAt: now.toISOString(), revokedAt: null, rotatedAt: null };
+    const base = {
+      appId: app.id,
+      accountId: connection?.accountId ?? app.accountId,
+      connectionId: connection?.id ?? null,
+      scopes,
+      createdAt: now.toISOString(),
+      revokedAt: null,
+      rotatedAt: null,
+    };
     await insertToken(exec, sha256Hex(accessToken), { ...base, id: newId('tok'), kind: 'access', expiresAt: new Date(now.getTime() + ttlMs).toISOString() });
-    const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: Math.max(1, Math.floor(ttlMs / 1000)), scope: scopes.join(' ') };
+    const response: TokenResponse = {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: Math.max(1, Math.floor(ttlMs / 1000)),
+      scope: scopes.join(' '),
+    };
     if (withRefresh && connection) {
       const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
       await insertToken(exec, sha256Hex(refreshToken), { ...base, id: newId('tok'), kind: 'refresh', expiresAt: connection.expiresAt });

@@ -121,7 +121,9 @@ export async function insertCode(db: Executor, codeHash: string, row: CodeRow): 
 
 export async function findCode(db: Executor, codeHash: string): Promise<CodeRow | undefined> {
   const row = await db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
-  return row && { connectionId: row.connection_id, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, expiresAt: row.expires_at, usedAt: row.used_at };
+  return (
+    row && { connectionId: row.connection_id, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, expiresAt: row.expires_at, usedAt: row.used_at }
+  );
 }
 
 /** Marks a code used; false when it already was (so a second use, even a concurrent one, is seen). */
@@ -172,10 +174,7 @@ export async function findUsableAccessToken(
   db: Executor,
   tokenHash: string,
   nowIso: string,
-): Promise<
-  | (TokenRow & { accountName: string; clientId: string; connectionExpiresAt: string | null; approvingKeyId: string | null })
-  | undefined
-> {
+): Promise<(TokenRow & { accountName: string; clientId: string; connectionExpiresAt: string | null; approvingKeyId: string | null }) | undefined> {
   const row = await db
     .selectFrom('oauth_tokens')
     .innerJoin('apps', 'apps.id', 'oauth_tokens.app_id')

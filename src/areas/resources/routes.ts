@@ -9,7 +9,9 @@ import { listedEtags } from '../../platform/etag.js';
 import { sendNotModified } from '../../platform/http-contract.js';
 
 const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
-const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], { description: 'sensor: number or text; binary_sensor and switch: boolean; text: text' });
+const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], {
+  description: 'sensor: number or text; binary_sensor and switch: boolean; text: text',
+});
 const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'Free details such as unit_of_measurement; at most 16 KiB as JSON' });
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, uniqueItems: true });
 // The length rule applies after trimming, which a JSON Schema cannot say: the service checks it
@@ -81,7 +83,16 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
 
   app.post(
     '/api/v1/resources',
-    { config: write, schema: { operationId: 'createResource', summary: 'Create a resource', tags: ['resources'], body: CreateBody, response: { 201: withHeaders(ref('Resource'), 'ETag') } } },
+    {
+      config: write,
+      schema: {
+        operationId: 'createResource',
+        summary: 'Create a resource',
+        tags: ['resources'],
+        body: CreateBody,
+        response: { 201: withHeaders(ref('Resource'), 'ETag') },
+      },
+    },
     async (request, reply) => {
       const resource = await resources.create(credentialOf(request).accountId, request.body);
       return reply.code(201).send(withEtag(reply, resource));
@@ -158,7 +169,14 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     '/api/v1/resources/:id',
     {
       config: write,
-      schema: { operationId: 'deleteResource', summary: 'Delete a resource', tags: ['resources'], params: IdParams, headers: ConditionalHeaders, response: { 204: NoContent } },
+      schema: {
+        operationId: 'deleteResource',
+        summary: 'Delete a resource',
+        tags: ['resources'],
+        params: IdParams,
+        headers: ConditionalHeaders,
+        response: { 204: NoContent },
+      },
     },
     async (request, reply) => {
       await resources.delete(credentialOf(request).accountId, request.params.id, parseIfMatch(request.headers['if-match']));
@@ -168,5 +186,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
 };
 
 export function resourcesCapability(): Capability {
-  return { feature: { name: 'resources', description: 'Named data values with optimistic concurrency', types: [...RESOURCE_TYPES], maxListLimit: MAX_LIST_LIMIT } };
+  return {
+    feature: { name: 'resources', description: 'Named data values with optimistic concurrency', types: [...RESOURCE_TYPES], maxListLimit: MAX_LIST_LIMIT },
+  };
 }

@@ -66,7 +66,11 @@ export function stateProblem(type: ResourceType, state: unknown): string | undef
   }
 }
 
-function validateFields(input: { name?: string; attributes?: Record<string, unknown>; tags?: string[] }, type: ResourceType, state: unknown): string | undefined {
+function validateFields(
+  input: { name?: string; attributes?: Record<string, unknown>; tags?: string[] },
+  type: ResourceType,
+  state: unknown,
+): string | undefined {
   const details: ErrorDetail[] = [];
   let name: string | undefined;
   if (input.name !== undefined) {
@@ -183,9 +187,7 @@ export class ResourcesService {
       version: current.version + 1,
       updatedAt: this.clock.now().toISOString(),
     };
-    const changed = (['name', 'state', 'attributes', 'tags'] as const).filter(
-      (field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]),
-    );
+    const changed = (['name', 'state', 'attributes', 'tags'] as const).filter((field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]));
     // The account row is locked by the event transaction, so the version cannot have moved.
     if (!(await updateResource(writer.trx, accountId, next, current.version, changed.includes('tags') ? current.tags : undefined))) {
       throw new Error(`resource ${id} changed during its own update`);

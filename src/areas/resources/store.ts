@@ -128,7 +128,13 @@ const updateIfVersion = prepare((db, p: StoredValues & { accountId: string; id: 
 );
 
 /** Writes the new values if the stored version is still `expectedVersion`; false otherwise. `previousTags` when the tags changed. */
-export async function updateResource(db: Executor, accountId: string, resource: Resource, expectedVersion: number, previousTags: readonly string[] | undefined): Promise<boolean> {
+export async function updateResource(
+  db: Executor,
+  accountId: string,
+  resource: Resource,
+  expectedVersion: number,
+  previousTags: readonly string[] | undefined,
+): Promise<boolean> {
   const columns = resourceColumns(resource);
   const updated = await updateIfVersion.affected(db, {
     accountId,
@@ -261,14 +267,25 @@ function listQueriesFor(byType: boolean, tagCount: number): ListQueries {
 }
 
 const keptCount = prepare((db, p: { accountId: string; kind: string; name: string }) =>
-  db.selectFrom('resource_counts').select('count').where('account_id', '=', p.accountId).where('kind', '=', p.kind as '').where('name', '=', p.name),
+  db
+    .selectFrom('resource_counts')
+    .select('count')
+    .where('account_id', '=', p.accountId)
+    .where('kind', '=', p.kind as '')
+    .where('name', '=', p.name),
 );
 
 /** How many resources match: a kept count (the whole account, a type, a tag) when there is one, else counted. */
 async function countMatching(db: Executor, accountId: string, query: ResourceQuery, queries: ListQueries, params: ListParams): Promise<number> {
   const { type, tags } = query;
   const kept =
-    tags.length === 0 ? (type === undefined ? { kind: '', name: '' } : { kind: 'type', name: type }) : tags.length === 1 && type === undefined ? { kind: 'tag', name: tags[0]! } : undefined;
+    tags.length === 0
+      ? type === undefined
+        ? { kind: '', name: '' }
+        : { kind: 'type', name: type }
+      : tags.length === 1 && type === undefined
+        ? { kind: 'tag', name: tags[0]! }
+        : undefined;
   if (kept) return Number((await keptCount.first(db, { accountId, ...kept }))?.count ?? 0);
   return Number((await queries.count.first(db, params))?.total ?? 0);
 }

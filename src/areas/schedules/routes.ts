@@ -9,7 +9,11 @@ import type { Capability } from '../system/capability.js';
 const Name = DisplayName();
 const actionVariants = [
   Type.Object(
-    { type: Type.Literal('set_state'), resourceId: Type.String({ minLength: 1, maxLength: 100 }), state: Type.Union([Type.Number(), Type.String(), Type.Boolean()]) },
+    {
+      type: Type.Literal('set_state'),
+      resourceId: Type.String({ minLength: 1, maxLength: 100 }),
+      state: Type.Union([Type.Number(), Type.String(), Type.Boolean()]),
+    },
     { additionalProperties: false },
   ),
   Type.Object(
@@ -65,18 +69,34 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         summary: 'Create a schedule (set_state also needs resources:write; publish_event events:write)',
         tags: ['schedules'],
         body: Type.Object(
-          { name: Name, cron: Type.Optional(Cron), at: Type.Optional(At), timezone: Type.Optional(Timezone), action: Action, enabled: Type.Optional(Type.Boolean()) },
+          {
+            name: Name,
+            cron: Type.Optional(Cron),
+            at: Type.Optional(At),
+            timezone: Type.Optional(Timezone),
+            action: Action,
+            enabled: Type.Optional(Type.Boolean()),
+          },
           { additionalProperties: false },
         ),
         response: { 201: ref('Schedule') },
       },
     },
-    async (request, reply) => reply.code(201).send(await schedules.create(credentialOf(request), { ...request.body, action: request.body.action as ScheduleAction })),
+    async (request, reply) =>
+      reply.code(201).send(await schedules.create(credentialOf(request), { ...request.body, action: request.body.action as ScheduleAction })),
   );
 
   app.get(
     '/api/v1/schedules',
-    { config, schema: { operationId: 'listSchedules', summary: 'List schedules', tags: ['schedules'], response: { 200: Type.Object({ data: Type.Array(ref('Schedule')) }) } } },
+    {
+      config,
+      schema: {
+        operationId: 'listSchedules',
+        summary: 'List schedules',
+        tags: ['schedules'],
+        response: { 200: Type.Object({ data: Type.Array(ref('Schedule')) }) },
+      },
+    },
     async (request) => ({ data: await schedules.list(credentialOf(request).accountId) }),
   );
 
@@ -109,7 +129,8 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         response: { 200: ref('Schedule') },
       },
     },
-    async (request) => schedules.update(credentialOf(request), request.params.id, { ...request.body, action: request.body.action as ScheduleAction | undefined }),
+    async (request) =>
+      schedules.update(credentialOf(request), request.params.id, { ...request.body, action: request.body.action as ScheduleAction | undefined }),
   );
 
   app.delete(
@@ -123,7 +144,16 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
 
   app.post(
     '/api/v1/schedules/:id/run',
-    { config, schema: { operationId: 'runSchedule', summary: 'Run the schedule’s action now (also needs the action’s scope: resources:write or events:write)', tags: ['schedules'], params: IdParams, response: { 200: ref('ScheduleExecution') } } },
+    {
+      config,
+      schema: {
+        operationId: 'runSchedule',
+        summary: 'Run the schedule’s action now (also needs the action’s scope: resources:write or events:write)',
+        tags: ['schedules'],
+        params: IdParams,
+        response: { 200: ref('ScheduleExecution') },
+      },
+    },
     async (request) => schedules.runNow(credentialOf(request), request.params.id),
   );
 };

@@ -9,7 +9,18 @@ import { newId } from '../../platform/ids.js';
 import { actorOf, type AuditService } from '../audit/service.js';
 import type { EventsService } from '../events/service.js';
 import { stateProblem, type ResourcesService } from '../resources/service.js';
-import { claimRun, deleteSchedule, dueSchedules, findSchedule, insertSchedule, listSchedules, recordRun, updateSchedule, type ScheduleAction, type ScheduleRow } from './store.js';
+import {
+  claimRun,
+  deleteSchedule,
+  dueSchedules,
+  findSchedule,
+  insertSchedule,
+  listSchedules,
+  recordRun,
+  updateSchedule,
+  type ScheduleAction,
+  type ScheduleRow,
+} from './store.js';
 
 export type { ScheduleAction };
 
@@ -188,7 +199,11 @@ export class SchedulesService {
   /** The schedule after a change, its next run not yet worked out. Setting one of cron and at replaces the other. */
   private changed(current: ScheduleRow, input: ScheduleInput, now: Date): ScheduleRow {
     const timing =
-      input.cron != null ? { cron: input.cron, at: null } : input.at != null ? { cron: null, at: normalisedAt(input.at) } : { cron: current.cron, at: current.at };
+      input.cron != null
+        ? { cron: input.cron, at: null }
+        : input.at != null
+          ? { cron: null, at: normalisedAt(input.at) }
+          : { cron: current.cron, at: current.at };
     return {
       ...current,
       ...timing,
@@ -261,7 +276,11 @@ export class SchedulesService {
     const cron = row.cron as string;
     let latest: string | undefined;
     // A 5-field cron fires at most once a minute: at most 60 steps through the grace period.
-    for (let time = cronNext(cron, row.timezone, new Date(Math.max(oldestAllowed, Date.parse(due) - 1))); time !== null && time <= now; time = cronNext(cron, row.timezone, time)) {
+    for (
+      let time = cronNext(cron, row.timezone, new Date(Math.max(oldestAllowed, Date.parse(due) - 1)));
+      time !== null && time <= now;
+      time = cronNext(cron, row.timezone, time)
+    ) {
       latest = time.toISOString();
     }
     return latest;

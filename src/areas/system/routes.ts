@@ -14,7 +14,6 @@ import type { SystemService } from './service.js';
 
 export const ECHO_BODY_LIMIT = 16 * 1024;
 
-
 const StorageCheck = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('error')]) });
 const Readiness = Type.Object(
   { status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]), checks: Type.Object({ storage: StorageCheck }) },
@@ -74,7 +73,12 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
     '/api/v1/health',
     {
       config: { auth: 'public' },
-      schema: { operationId: 'getReadiness', summary: 'Readiness: includes a storage read', tags: ['system'], response: { 200: ref('Readiness'), 503: ref('Readiness') } },
+      schema: {
+        operationId: 'getReadiness',
+        summary: 'Readiness: includes a storage read',
+        tags: ['system'],
+        response: { 200: ref('Readiness'), 503: ref('Readiness') },
+      },
     },
     async (_request, reply) => {
       const storage = await system.checkStorage();
@@ -85,7 +89,10 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/api/v1/status',
-    { config: { auth: 'public' }, schema: { operationId: 'getStatus', summary: 'Service status', tags: ['system'], response: { 200: ref('Status'), 503: ref('Status') } } },
+    {
+      config: { auth: 'public' },
+      schema: { operationId: 'getStatus', summary: 'Service status', tags: ['system'], response: { 200: ref('Status'), 503: ref('Status') } },
+    },
     async (_request, reply) => {
       const status = await system.status();
       return reply.code(status.ready ? 200 : 503).send(status);
@@ -114,7 +121,10 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
   };
   app.get(
     '/api/v1/capabilities',
-    { config: { auth: 'public' }, schema: { operationId: 'getCapabilities', summary: 'Feature discovery', tags: ['system'], response: { 200: ref('Capabilities') } } },
+    {
+      config: { auth: 'public' },
+      schema: { operationId: 'getCapabilities', summary: 'Feature discovery', tags: ['system'], response: { 200: ref('Capabilities') } },
+    },
     async () => capabilities,
   );
 

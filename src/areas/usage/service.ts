@@ -76,7 +76,9 @@ export class UsageService {
   async report(accountId: string, days: number): Promise<UsageReport> {
     await this.flush();
     const today = this.clock.now();
-    const first = addDays(today, -(days - 1)).toISOString().slice(0, 10);
+    const first = addDays(today, -(days - 1))
+      .toISOString()
+      .slice(0, 10);
     const stored = new Map((await listUsage(this.db, accountId, first)).map((day) => [day.date, day]));
     const data: UsageDay[] = [];
     const totals = zero();

@@ -35,13 +35,7 @@ export async function addUsage(db: Executor, accountId: string, day: string, cou
 }
 
 export async function listUsage(db: Executor, accountId: string, fromDay: string): Promise<UsageDay[]> {
-  const rows = await db
-    .selectFrom('usage_daily')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('day', '>=', fromDay)
-    .orderBy('day')
-    .execute();
+  const rows = await db.selectFrom('usage_daily').selectAll().where('account_id', '=', accountId).where('day', '>=', fromDay).orderBy('day').execute();
   return rows.map((row) => ({
     date: row.day,
     requests: Number(row.requests),

@@ -79,13 +79,24 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.get(
     '/api/v1/webhooks',
-    { config: manage, schema: { operationId: 'listWebhooks', summary: 'List webhooks', tags: ['webhooks'], response: { 200: Type.Object({ data: Type.Array(ref('Webhook')) }) } } },
+    {
+      config: manage,
+      schema: {
+        operationId: 'listWebhooks',
+        summary: 'List webhooks',
+        tags: ['webhooks'],
+        response: { 200: Type.Object({ data: Type.Array(ref('Webhook')) }) },
+      },
+    },
     async (request) => ({ data: await webhooks.list(credentialOf(request).accountId) }),
   );
 
   app.get(
     '/api/v1/webhooks/:id',
-    { config: manage, schema: { operationId: 'getWebhook', summary: 'Get a webhook', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('Webhook') } } },
+    {
+      config: manage,
+      schema: { operationId: 'getWebhook', summary: 'Get a webhook', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('Webhook') } },
+    },
     async (request) => webhooks.get(credentialOf(request).accountId, request.params.id),
   );
 
@@ -110,7 +121,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.delete(
     '/api/v1/webhooks/:id',
-    { config: manage, schema: { operationId: 'deleteWebhook', summary: 'Delete a webhook', tags: ['webhooks'], params: WebhookParams, response: { 204: NoContent } } },
+    {
+      config: manage,
+      schema: { operationId: 'deleteWebhook', summary: 'Delete a webhook', tags: ['webhooks'], params: WebhookParams, response: { 204: NoContent } },
+    },
     async (request, reply) => {
       await webhooks.delete(credentialOf(request), request.params.id);
       return reply.code(204).send(null);
@@ -151,7 +165,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     '/api/v1/webhooks/:id/rotate-secret',
     {
       config: manage,
-      schema: { operationId: 'rotateWebhookSecret', summary: 'Replace the signing secret', tags: ['webhooks'], params: WebhookParams, response: { 200: ref('WebhookWithSecret') } },
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        summary: 'Replace the signing secret',
+        tags: ['webhooks'],
+        params: WebhookParams,
+        response: { 200: ref('WebhookWithSecret') },
+      },
     },
     async (request) => webhooks.rotateSecret(credentialOf(request), request.params.id),
   );

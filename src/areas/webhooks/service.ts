@@ -47,7 +47,6 @@ export const MAX_ATTEMPTS = 5;
 /** How often, at most, the claim looks past webhooks at their share for others' due deliveries. */
 const WIDE_LOOK_INTERVAL_MS = 100;
 
-
 export interface Webhook {
   id: string;
   name: string;
@@ -141,7 +140,10 @@ export class WebhooksService {
     return checkWebhookUrl(raw, this.options.allowPrivateTargets);
   }
 
-  async create(caller: Credential, input: Required<Pick<WebhookInput, 'name' | 'url' | 'events'>> & { enabled?: boolean }): Promise<Webhook & { secret: string }> {
+  async create(
+    caller: Credential,
+    input: Required<Pick<WebhookInput, 'name' | 'url' | 'events'>> & { enabled?: boolean },
+  ): Promise<Webhook & { secret: string }> {
     validateEvents(input.events);
     const url = await this.checkUrl(input.url);
     const secret = newSecret('whsec');

@@ -12,7 +12,11 @@ export function signature(secret: string, timestamp: number, body: string): stri
 }
 
 /** The headers of one attempt of a delivery, signed at `timestamp` (unix seconds). */
-export function deliveryHeaders(secret: string, timestamp: number, delivery: { id: string; eventId: number; payload: string; gap: string | null }): Record<string, string> {
+export function deliveryHeaders(
+  secret: string,
+  timestamp: number,
+  delivery: { id: string; eventId: number; payload: string; gap: string | null },
+): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': `devdata-webhooks/${API_VERSION}`,

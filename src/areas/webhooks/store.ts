@@ -205,12 +205,7 @@ export async function deleteWebhook(db: Executor, id: string): Promise<void> {
 
 export async function webhooksAuthorizedBy(db: Executor, credentialIds: string[]): Promise<WebhookRow[]> {
   if (credentialIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('webhooks')
-    .selectAll()
-    .where('authorized_by_id', 'in', credentialIds)
-    .where('disabled_reason', 'is', null)
-    .execute();
+  const rows = await db.selectFrom('webhooks').selectAll().where('authorized_by_id', 'in', credentialIds).where('disabled_reason', 'is', null).execute();
   return rows.map(toWebhook);
 }
 
@@ -281,16 +276,19 @@ export async function listDeliveries(db: Executor, webhookId: string, completedK
       .orderBy('created_at', 'desc')
       .orderBy('event_id', 'desc');
   const [pending, completed] = await Promise.all([newestFirst(false).execute(), newestFirst(true).limit(completedKept).execute()]);
-  return [...pending, ...completed]
-    .map(toDelivery)
-    .sort((a, b) => (a.createdAt === b.createdAt ? b.eventId - a.eventId : a.createdAt < b.createdAt ? 1 : -1));
+  return [...pending, ...completed].map(toDelivery).sort((a, b) => (a.createdAt === b.createdAt ? b.eventId - a.eventId : a.createdAt < b.createdAt ? 1 : -1));
 }
 
 /**
  * The oldest `count` due, unclaimed deliveries of enabled webhooks other than `excluded`, in the
  * order they fell due (the due index makes this cheap when nothing is excluded).
  */
-export async function dueDeliveries(db: Executor, nowIso: string, count: number, excluded: readonly string[]): Promise<Array<{ id: string; webhookId: string }>> {
+export async function dueDeliveries(
+  db: Executor,
+  nowIso: string,
+  count: number,
+  excluded: readonly string[],
+): Promise<Array<{ id: string; webhookId: string }>> {
   let query = db
     .selectFrom('webhook_deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
@@ -333,7 +331,9 @@ export async function claimDeliveries(
   const byId = new Map(hooks.map((hook) => [hook.id, hook]));
   return claimed.flatMap((row) => {
     const hook = byId.get(row.webhook_id);
-    return hook ? [{ ...toDelivery(row), url: hook.url, sealedSecret: hook.secret, authorizedBy: { kind: hook.authorized_by_kind, id: hook.authorized_by_id } }] : [];
+    return hook
+      ? [{ ...toDelivery(row), url: hook.url, sealedSecret: hook.secret, authorizedBy: { kind: hook.authorized_by_kind, id: hook.authorized_by_id } }]
+      : [];
   });
 }
 
@@ -373,7 +373,11 @@ export async function requeueDelivery(db: Executor, delivery: { id: string; webh
     .where('status', '!=', 'pending')
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  await db.updateTable('webhooks').set((eb) => ({ pending_count: eb('pending_count', '+', 1) })).where('id', '=', delivery.webhookId).execute();
+  await db
+    .updateTable('webhooks')
+    .set((eb) => ({ pending_count: eb('pending_count', '+', 1) }))
+    .where('id', '=', delivery.webhookId)
+    .execute();
   return true;
 }
 
@@ -409,12 +413,7 @@ export async function pruneCompletedDeliveries(db: Executor, keep: number): Prom
 
 /** The credentials that authorize webhooks not yet cut off. */
 export async function activeAuthorizers(db: Executor): Promise<Array<{ kind: string; id: string }>> {
-  const rows = await db
-    .selectFrom('webhooks')
-    .select(['authorized_by_kind', 'authorized_by_id'])
-    .distinct()
-    .where('disabled_reason', 'is', null)
-    .execute();
+  const rows = await db.selectFrom('webhooks').select(['authorized_by_kind', 'authorized_by_id']).distinct().where('disabled_reason', 'is', null).execute();
   return rows.map((row) => ({ kind: row.authorized_by_kind, id: row.authorized_by_id }));
 }
 

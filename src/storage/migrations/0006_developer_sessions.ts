@@ -2,7 +2,10 @@ import type { Kysely } from 'kysely';
 
 // Developer sessions (cookie), and where an account came from (signup capacity counts signups).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('accounts').addColumn('origin', 'text', (col) => col.notNull().defaultTo('operator')).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('origin', 'text', (col) => col.notNull().defaultTo('operator'))
+    .execute();
   await db.schema
     .createTable('developer_sessions')
     .addColumn('token_hash', 'text', (col) => col.primaryKey())
