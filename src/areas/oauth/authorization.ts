@@ -104,7 +104,6 @@ export class AuthorizationEndpoint {
       approvingKeyId: key.id,
       scopes: request.scopes,
       createdAt: now.toISOString(),
-      // biome-ignore lint/complexity/useMathMinMax: ISO 8601 timestamps, compared as strings
       expiresAt: key.expiresAt < thirtyDays ? key.expiresAt : thirtyDays,
       endedAt: null,
     };
