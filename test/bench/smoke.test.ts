@@ -78,6 +78,8 @@ const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ??
 const STREAM_ROWS = ['stream-floor-20x10', 'stream-20x10'];
 const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
 const WEBHOOK_ROWS = ['webhooks'];
+/** With a PostgreSQL column: GET and PATCH against two processes on one database (bench/postgres-cluster.ts). */
+const TWO_PROCESS_ROWS = POSTGRES_URL ? ['postgres-two-get', 'postgres-two-patch'] : [];
 
 interface Row {
   key: string;
@@ -118,10 +120,20 @@ describe('npm run bench -- --smoke', () => {
 
     const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[]; table: string; machine: { cpus: number } };
     const rows = new Map(results.rows.map((row) => [row.key, row]));
-    expect([...rows.keys()].sort()).toEqual([...HTTP_ROWS, ...STREAM_ROWS, ...WEBHOOK_ROWS, ...MEMORY_ROWS].sort());
+    expect([...rows.keys()].sort()).toEqual([...HTTP_ROWS, ...STREAM_ROWS, ...WEBHOOK_ROWS, ...MEMORY_ROWS, ...TWO_PROCESS_ROWS].sort());
 
     for (const row of results.rows) {
       expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
+      if (TWO_PROCESS_ROWS.includes(row.key)) {
+        // Two processes, and one process for comparison: numbers for both, and no ratio to the baseline.
+        const { one, two } = row.detail as { one: { requestsPerSecond: number; p50Ms: number; p99Ms: number }; two: { requestsPerSecond: number } };
+        expect(one.requestsPerSecond, row.key).toBeGreaterThan(0);
+        expect(one.p99Ms, row.key).toBeGreaterThanOrEqual(one.p50Ms);
+        expect(two.requestsPerSecond, row.key).toBe(row.requestsPerSecond);
+        expect(row.requestsPerSecond, row.key).toBeGreaterThan(0);
+        expect(row.p99Ms as number, row.key).toBeGreaterThanOrEqual(row.p50Ms as number);
+        continue;
+      }
       if (row.kind === 'memory') {
         expect(row.rssMb, row.key).toBeGreaterThan(0);
         continue;
@@ -137,13 +149,13 @@ describe('npm run bench -- --smoke', () => {
     expect(rows.get('baseline')?.ratio).toBe(1);
 
     // The server CPU column: every HTTP row, the baseline too, has its CPU per response.
-    for (const row of results.rows.filter((candidate) => candidate.kind === 'http')) {
+    for (const row of results.rows.filter((candidate) => candidate.kind === 'http' && !TWO_PROCESS_ROWS.includes(candidate.key))) {
       expect(row.detail.serverCpuUsPerRequest as number, row.key).toBeGreaterThan(0);
     }
 
     // The PostgreSQL column: every service HTTP row measured again, with numbers and no errors.
     for (const row of results.rows) {
-      if (!POSTGRES_URL || row.kind !== 'http' || BASELINE_ROWS.has(row.key)) {
+      if (!POSTGRES_URL || row.kind !== 'http' || BASELINE_ROWS.has(row.key) || TWO_PROCESS_ROWS.includes(row.key)) {
         expect(row.postgres, row.key).toBeUndefined();
         continue;
       }
