@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Row } from '../../bench/results.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -80,20 +81,6 @@ const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
 const WEBHOOK_ROWS = ['webhooks'];
 /** With a PostgreSQL column: GET and PATCH against two processes on one database (bench/postgres-cluster.ts). */
 const TWO_PROCESS_ROWS = POSTGRES_URL ? ['postgres-two-get', 'postgres-two-patch'] : [];
-
-interface Row {
-  key: string;
-  kind: string;
-  requestsPerSecond: number | null;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  errors: number;
-  rssMb: number | null;
-  ratio: number | null;
-  met: boolean | null;
-  postgres?: { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; ratio: number };
-  detail: Record<string, unknown>;
-}
 
 describe('npm run bench -- --smoke', () => {
   let workDir: string;

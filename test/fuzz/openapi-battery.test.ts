@@ -15,27 +15,16 @@ import { storageFingerprint } from '../support/fingerprint.js';
 import { rawRequest } from '../support/raw-http.js';
 import { mutatedRequest, mutations, operationsOf, resolverOf, toRawRequest, validRequest, type Operation, type RequestParts } from './requests.js';
 import type { SchemaContext } from './schema-arbitrary.js';
+import { ERROR_CODES as DOMAIN_ERROR_CODES } from '../../src/domain-errors.js';
+import { STATUS_BY_CODE } from '../../src/platform/errors.js';
 
 const LONG_RUN = process.env.FUZZ === '1';
 const SEED = Number(process.env.FUZZ_SEED ?? (LONG_RUN ? Date.now() % 2 ** 31 : 20261124));
 // Each kind of breakage is tried on every operation (`perMutation` times), then any mix of them.
 const RUNS = { valid: LONG_RUN ? 60 : 4, perMutation: LONG_RUN ? 10 : 3, mixed: LONG_RUN ? 200 : 4 };
 const ERROR_BODY_LIMIT = 16 * 1024;
-const ERROR_CODES = new Set([
-  'invalid_request',
-  'unauthorized',
-  'forbidden',
-  'insufficient_scope',
-  'signup_closed',
-  'not_found',
-  'conflict',
-  'cursor_expired',
-  'precondition_failed',
-  'payload_too_large',
-  'unsupported_media_type',
-  'range_not_satisfiable',
-  'rate_limited',
-]);
+/** The codes a client's mistake may get: every code of the closed set whose status is a 4xx. */
+const ERROR_CODES = new Set(DOMAIN_ERROR_CODES.filter((code) => STATUS_BY_CODE[code] < 500));
 /** Endpoints whose errors follow RFC 6749 §5.2 / the approval page rather than the API's error body. */
 const OAUTH_ERROR_PATHS = new Set(['/oauth/token', '/oauth/revoke']);
 const HTML_PATHS = new Set(['/oauth/authorize']);
