@@ -18,18 +18,34 @@ export function ownCopy(bytes: Buffer): Buffer {
 
 const COMMA = 0x2c;
 
-/** `head`, then the items separated by commas, then `tail`: one JSON body, copied once into its place. */
-export function spliceJson(head: string, items: readonly Buffer[], tail: string): Buffer {
-  let length = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(0, items.length - 1);
-  for (const item of items) length += item.length;
-  const body = Buffer.allocUnsafe(length);
-  let offset = body.write(head);
+/**
+ * A JSON body in parts: `head`, then the items separated by commas, then `tail`. Services answer
+ * with parts; the route assembles them once, into a buffer of the HTTP layer's choosing
+ * (`sendJsonParts` in platform/body-buffers.ts).
+ */
+export interface JsonParts {
+  head: string;
+  items: readonly Buffer[];
+  tail: string;
+}
+
+/** The assembled body's size in bytes. */
+export function jsonPartsLength(parts: JsonParts): number {
+  let length = Buffer.byteLength(parts.head) + Buffer.byteLength(parts.tail) + Math.max(0, parts.items.length - 1);
+  for (const item of parts.items) length += item.length;
+  return length;
+}
+
+/** The parts as one JSON body, copied once into `into` (exactly `jsonPartsLength` bytes) or a new buffer. */
+export function spliceJson(parts: JsonParts, into: Buffer = Buffer.allocUnsafe(jsonPartsLength(parts))): Buffer {
+  const { items } = parts;
+  let offset = into.write(parts.head);
   for (let index = 0; index < items.length; index++) {
-    if (index > 0) body[offset++] = COMMA;
+    if (index > 0) into[offset++] = COMMA;
     const item = items[index] as Buffer;
-    body.set(item, offset);
+    into.set(item, offset);
     offset += item.length;
   }
-  body.write(tail, offset);
-  return body;
+  into.write(parts.tail, offset);
+  return into;
 }

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { sendJsonParts } from '../../platform/body-buffers.js';
 import { invalidField } from '../../domain-errors.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
@@ -114,7 +115,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     async (request, reply) => {
       const { after, limit, type } = request.query;
       const page = await events.pageJson(credentialOf(request).accountId, { after, limit, type: parseTypeFilter(type) });
-      return reply.type(JSON_CONTENT_TYPE).send(page);
+      return sendJsonParts(reply, page);
     },
   );
 
@@ -128,7 +129,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     async (request, reply) => {
       const event = await events.publishCustom(credentialOf(request).accountId, request.body.type, request.body.data);
       // The bytes the event's row, streams and deliveries carry; the schema still documents them.
-      return reply.code(201).type('application/json; charset=utf-8').send(eventJson(event));
+      return reply.code(201).type(JSON_CONTENT_TYPE).send(eventJson(event));
     },
   );
 

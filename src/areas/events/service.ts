@@ -3,7 +3,7 @@ import type { Database, Executor } from '../../storage/schema.js';
 import { nextSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError } from '../../domain-errors.js';
-import { ownCopy, spliceJson } from '../../platform/json-body.js';
+import { type JsonParts, ownCopy } from '../../platform/json-body.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
@@ -116,8 +116,8 @@ export class EventsService {
     return newest;
   }
 
-  /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON (UTF-8), from the recent events in memory or storage. */
-  async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<Buffer> {
+  /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON parts (UTF-8), from the recent events in memory or storage. */
+  async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<JsonParts> {
     // One more than the page, to know whether there are more.
     let rows: RecentEvent[];
     let newest: number;
@@ -152,11 +152,11 @@ export class EventsService {
     const last = data.at(-1);
     const cursor = last ? last.id : Math.max(newest, query.after);
     const oldestCursor = this.oldestCursor(Math.max(newest, last?.id ?? 0));
-    return spliceJson(
-      '{"data":[',
-      data.map((row) => row.json),
-      `],"cursor":${cursor},"hasMore":${rows.length > query.limit},"oldestCursor":${oldestCursor}}`,
-    );
+    return {
+      head: '{"data":[',
+      items: data.map((row) => row.json),
+      tail: `],"cursor":${cursor},"hasMore":${rows.length > query.limit},"oldestCursor":${oldestCursor}}`,
+    };
   }
 
   /** Events after `after` (up to `upTo`), for streams catching up. */

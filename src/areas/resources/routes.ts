@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { sendJsonParts } from '../../platform/body-buffers.js';
 import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp, withHeaders } from '../../platform/schemas.js';
 import { NAME_MAX, RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
 import type { Capability } from '../system/capability.js';
@@ -119,7 +120,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     async (request, reply) => {
       const { type, tag, limit, offset } = request.query;
       const list = await resources.listJson(credentialOf(request).accountId, { type, tags: tag ?? [], limit, offset });
-      return reply.type(JSON_CONTENT_TYPE).send(list);
+      return sendJsonParts(reply, list);
     },
   );
 

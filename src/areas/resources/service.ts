@@ -3,7 +3,7 @@ import type { Database } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError, badRequest, invalidField, notFound, type ErrorDetail } from '../../domain-errors.js';
 import { newId } from '../../platform/ids.js';
-import { spliceJson } from '../../platform/json-body.js';
+import type { JsonParts } from '../../platform/json-body.js';
 import type { EventsService, EventWriter } from '../events/service.js';
 import type { DomainEvents } from '../../domain-events.js';
 import type { LoadResources, ResourceReadModel } from './read-model.js';
@@ -154,13 +154,13 @@ export class ResourcesService {
     return resource;
   }
 
-  /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON (UTF-8), each resource's JSON spliced in. */
-  async listJson(accountId: string, query: ResourceQuery): Promise<Buffer> {
+  /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON parts (UTF-8): each resource's JSON, spliced in where it is sent. */
+  async listJson(accountId: string, query: ResourceQuery): Promise<JsonParts> {
     let view = this.views.view(accountId);
     if (view instanceof Promise) view = await view;
     const { data, total } = view ? view.list(query) : await listResourcesJson(this.db, accountId, query);
     const hasMore = query.offset + data.length < total;
-    return spliceJson('{"data":[', data, `],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}`);
+    return { head: '{"data":[', items: data, tail: `],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}` };
   }
 
   async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {
