@@ -3,13 +3,15 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from './schema.js';
 
-const pendingAfterCommit = new WeakMap<Transaction<Database>, Array<() => void>>();
+/** The transaction's queue of after-commit work, on the transaction object itself (a WeakMap entry per write cost more: bench/README.md). */
+const AFTER_COMMIT = Symbol('afterCommit');
+type QueuingTransaction = Transaction<Database> & { [AFTER_COMMIT]?: Array<() => void> };
 
 /** Runs `work` in a transaction, then what it queued with `afterCommit`, in order. */
 export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   const queued: Array<() => void> = [];
-  const result = await db.transaction().execute(async (trx) => {
-    pendingAfterCommit.set(trx, queued);
+  const result = await db.transaction().execute((trx) => {
+    (trx as QueuingTransaction)[AFTER_COMMIT] = queued;
     return work(trx);
   });
   for (const callback of queued) callback();
@@ -26,7 +28,7 @@ export function afterCommit(exec: Executor, callback: () => void): void {
     callback();
     return;
   }
-  const queued = pendingAfterCommit.get(exec as Transaction<Database>);
+  const queued = (exec as QueuingTransaction)[AFTER_COMMIT];
   if (!queued) throw new Error('afterCommit: the transaction was not opened with inTransaction');
   queued.push(callback);
 }

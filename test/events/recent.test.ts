@@ -89,7 +89,8 @@ describe('InMemoryRecentEvents', () => {
 
   it('forgets the least recently used accounts past its memory budget', () => {
     const big = (id: number): Event => ({ id, type: 'custom.big', data: { text: 'x'.repeat(1000) }, createdAt: '2026-11-23T10:00:00.000Z' });
-    const recent = new InMemoryRecentEvents(10_000, { budget: 5_000 });
+    // The cache counts 5,000 of 5,625: two accounts of two events fit, a third does not.
+    const recent = new InMemoryRecentEvents(10_000, { budget: 5_625 });
     recent.committed('acc_1', [big(1), big(2)]);
     recent.committed('acc_2', [big(1), big(2)]);
     expect(recent.after('acc_1', 0, 10, undefined)).toBeDefined();
@@ -98,6 +99,26 @@ describe('InMemoryRecentEvents', () => {
     expect(recent.after('acc_2', 0, 10, undefined)).toBeUndefined();
     expect(ids(recent.after('acc_1', 0, 10, undefined))).toEqual([1, 2]);
     expect(ids(recent.after('acc_3', 0, 10, undefined))).toEqual([1, 2]);
+  });
+
+  it('counts what a run weighs as it grows one commit at a time, and stays within its budget', () => {
+    const sized = (id: number): Event => ({ id, type: 'custom.sized', data: { text: 'x'.repeat(200) }, createdAt: '2026-11-23T10:00:00.000Z' });
+    const budget = 100_000;
+    const recent = new InMemoryRecentEvents(10_000, { budget });
+    // Three accounts of 100 events (about 34 KB each), one commit at a time, in turns: the three
+    // weigh more than the budget, so the least recently written one is forgotten.
+    for (let id = 1; id <= 100; id++) for (const account of ['acc_1', 'acc_2', 'acc_3']) recent.committed(account, [sized(id)]);
+    let bytes = 0;
+    const whole: string[] = [];
+    for (const account of ['acc_1', 'acc_2', 'acc_3']) {
+      const page = recent.after(account, 0, 1_000, undefined);
+      if (page) whole.push(account);
+      const held = recent.after(account, 99, 1, undefined) ? (recent.after(account, 0, 1_000, undefined)?.events ?? []) : [];
+      bytes += held.reduce((total, entry) => total + entry.json.length + 64, 0);
+    }
+    expect(bytes).toBeLessThanOrEqual(budget);
+    expect(whole).not.toContain('acc_1');
+    expect(whole).toContain('acc_3');
   });
 });
 

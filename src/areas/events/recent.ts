@@ -9,6 +9,7 @@
 // every event up to that id; otherwise storage answers as before. Each account's run is an entry
 // of an lru-cache sized by its JSON bytes.
 import { LRUCache } from 'lru-cache';
+import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
 import { ownBytes } from '../../platform/json-body.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
@@ -59,8 +60,9 @@ interface Entry extends RecentEvent {
 class Run {
   private entries: Entry[] = [];
   private start = 0;
-  /** What the run weighs in the cache: its JSON and a fixed cost per entry. */
+  /** What the run weighs: its JSON and a fixed cost per entry. */
   weight = 0;
+  countedWeight?: number;
 
   constructor(private readonly capacity: number) {}
 
@@ -125,7 +127,10 @@ export class InMemoryRecentEvents implements RecentEvents {
     this.capacity = Math.max(1, Math.min(RECENT_EVENTS_PER_ACCOUNT, retention));
     this.externalWrites = options.externalWrites;
     this.needsNewestFromStorage = options.shared ?? false;
-    this.runs = new LRUCache<string, Run>({ maxSize: options.budget ?? RECENT_EVENTS_BUDGET, sizeCalculation: (run) => Math.max(1, run.weight) });
+    this.runs = new LRUCache<string, Run>({
+      maxSize: weighedMaxSize(options.budget ?? RECENT_EVENTS_BUDGET),
+      sizeCalculation: (run) => Math.max(1, run.weight),
+    });
   }
 
   mark(): number {
@@ -146,9 +151,9 @@ export class InMemoryRecentEvents implements RecentEvents {
       if (!run || event.id !== run.newest + 1) run = new Run(this.capacity);
       run.push({ id: event.id, type: event.type, json: ownBytes(eventJson(event)) });
     }
-    // Set again with its new weight, and last: the account that wrote most recently is the last
-    // to be forgotten (a run heavier than the whole budget is not kept).
-    if (run) this.runs.set(accountId, run);
+    // Marked used last: the account that wrote most recently is the last to be forgotten, and its
+    // new weight counted once it drifted (a run heavier than the whole budget is not kept).
+    if (run) setWeighed(this.runs, accountId, run);
   }
 
   /** Another process appended events this one was not told of: none of the runs can be trusted. */

@@ -7,6 +7,7 @@
 // One process (SQLite) keeps them; several (PostgreSQL) cannot see each other's commits, so there
 // every read goes to storage, which keeps counts and indexes for the same answers (store.ts).
 import { LRUCache } from 'lru-cache';
+import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
 import { ownBytes } from '../../platform/json-body.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import type { Event } from '../events/event.js';
@@ -99,6 +100,7 @@ class AccountResources implements ResourceView {
   private readonly byTag = new Map<string, ResourceRecord[]>();
   /** Roughly the bytes held, for the memory budget. */
   weight = 0;
+  countedWeight?: number;
 
   constructor(public lastEventId: number) {}
 
@@ -220,8 +222,10 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     tooLargeRecheckMs = TOO_LARGE_RECHECK_MS,
     private readonly chunk = LOAD_CHUNK,
   ) {
-    this.maxViewBytes = Math.floor(budget / 2);
-    this.views = new LRUCache({ maxSize: budget, maxEntrySize: this.maxViewBytes, sizeCalculation: (view) => Math.max(1, view.weight) });
+    // Half of what the cache counts: a view's real weight exceeds its counted one by an eighth at most.
+    const counted = weighedMaxSize(budget);
+    this.maxViewBytes = Math.floor(counted / 2);
+    this.views = new LRUCache({ maxSize: counted, maxEntrySize: this.maxViewBytes, sizeCalculation: (view) => Math.max(1, view.weight) });
     this.tooLarge = new LRUCache({ max: TOO_LARGE_MARKS, ttl: tooLargeRecheckMs });
   }
 
@@ -286,7 +290,7 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
         if (event.id !== view.lastEventId + 1) return undefined;
         view.apply(event, true);
       }
-      this.views.set(accountId, view);
+      setWeighed(this.views, accountId, view);
       return view;
     } finally {
       if (this.fills.get(accountId) === fill) this.fills.delete(accountId);
@@ -314,10 +318,9 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
         return;
       }
     }
-    // Its new size (lru-cache measures a value again only when it is set anew); past the most one
-    // account may take, it is not set again, and the account is read again when asked for.
-    this.views.delete(accountId);
-    this.views.set(accountId, view);
+    // Its new size, once it drifted; past the most one account may take, it is not kept, and the
+    // account is read again when asked for.
+    setWeighed(this.views, accountId, view);
   }
 }
 
