@@ -26,7 +26,7 @@ import { streamScenario, writeSteadily } from './stream-rows.js';
 const LOAD_SHARE = 0.8;
 /** Readers, requests/s over GET of a resource, a list page and an event page near the head, in turn. */
 const READER_RATE = 300;
-const READER_CONNECTIONS = 6;
+const READER_CONNECTIONS = 10;
 const SOAK_STREAMS = 100;
 /** The soak's streams follow only these custom events (their own writer): with every PATCH event they would carry 100× the write rate, a fan-out benchmark of its own. */
 const STREAM_TYPE = 'custom.bench';
@@ -148,13 +148,22 @@ async function fixedRate(spec: HttpSpec, rate: number, connections: number, maxS
   };
 }
 
-/** nodejs_eventloop_lag_max_seconds, in ms: prom-client resets the histogram behind it on every scrape. */
-async function scrapeLagMaxMs(metricsUrl: string): Promise<number> {
+/** What each minute reads from the server's metrics (prom-client's default metrics, unlabelled). */
+const SCRAPED = ['nodejs_eventloop_lag_max_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes'] as const;
+type Scraped = Record<(typeof SCRAPED)[number], number>;
+
+/** prom-client resets the histogram behind nodejs_eventloop_lag_max_seconds on every scrape: each gives the maximum since the last. */
+async function scrape(metricsUrl: string): Promise<Scraped> {
   const response = await fetch(metricsUrl.endsWith('/metrics') ? metricsUrl : `${metricsUrl.replace(/\/$/, '')}/metrics`);
   if (!response.ok) throw new Error(`GET ${metricsUrl}: ${response.status}`);
-  const line = (await response.text()).split('\n').find((candidate) => candidate.startsWith('nodejs_eventloop_lag_max_seconds '));
-  if (line === undefined) throw new Error(`${metricsUrl} has no nodejs_eventloop_lag_max_seconds`);
-  return Number(line.slice(line.lastIndexOf(' ') + 1)) * 1000;
+  const lines = (await response.text()).split('\n');
+  const values = {} as Scraped;
+  for (const name of SCRAPED) {
+    const line = lines.find((candidate) => candidate.startsWith(`${name} `));
+    if (line === undefined) throw new Error(`${metricsUrl} has no ${name}`);
+    values[name] = Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return values;
 }
 
 /** The database, its WAL and shared memory: what retention keeps bounded. */
@@ -178,6 +187,10 @@ export interface SoakMinute {
   rssMb: number | null;
   serverCpuPercent: number | null;
   databaseMb: number;
+  /** V8's heap (used, total) and memory outside it, at the minute's end, from the metrics. */
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
   /** nodejs_eventloop_lag_max_seconds: the longest gap between the 10 ms sampler's ticks. */
   eventLoopMaxDelayMs: number;
   /** That gap minus the sampler's 10 ms: the longest the event loop ran no timer. */
@@ -186,12 +199,7 @@ export interface SoakMinute {
 
 const ms = (value: number) => round(value, 1);
 
-function minuteOf(
-  minute: number,
-  seconds: number,
-  patch: Window,
-  readers: Window,
-): Omit<SoakMinute, 'rssMb' | 'serverCpuPercent' | 'databaseMb' | 'eventLoopMaxDelayMs' | 'stallMs'> {
+function minuteOf(minute: number, seconds: number, patch: Window, readers: Window): Pick<SoakMinute, 'patch' | 'readers' | 'minute'> {
   const patchLatency = summarize(Float64Array.from(patch.latencies));
   const readerLatency = summarize(Float64Array.from(readers.latencies));
   return {
@@ -258,12 +266,12 @@ function minuteTable(minutes: SoakMinute[], minuteLabel: string): string {
   const number = (value: number | null, digits = 0) =>
     value === null ? '—' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const lines = [
-    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | server CPU | database MB | longest stall ms |`,
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | database MB | longest stall ms |`,
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const minute of minutes) {
     lines.push(
-      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} |`,
+      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} |`,
     );
   }
   return lines.join('\n');
@@ -381,7 +389,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
       const readerLoad = await fixedRate(readerSpec, READER_RATE, READER_CONNECTIONS, maxSeconds, readers);
       try {
         // Every phase of both loads has been running for a second: the first minute starts now.
-        await scrapeLagMaxMs(metricsUrl);
+        await scrape(metricsUrl);
         const t0 = performance.now();
         patch.recording = true;
         readers.recording = true;
@@ -399,12 +407,16 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             const rss = rssNow === undefined ? rssHighest : Math.max(rssNow, rssHighest ?? 0);
             rssHighest = undefined;
             const cpuNow = cpuMs(pid);
-            const lag = await scrapeLagMaxMs(metricsUrl);
+            const scraped = await scrape(metricsUrl);
+            const lag = scraped.nodejs_eventloop_lag_max_seconds * 1000;
             const record: SoakMinute = {
               ...base,
               rssMb: rss === undefined ? null : round(rss, 1),
               serverCpuPercent: cpuNow !== undefined && cpuPrevious !== undefined ? round(((cpuNow - cpuPrevious) / minuteMs) * 100, 0) : null,
               databaseMb: databaseMb(databaseFile),
+              heapUsedMb: round(scraped.nodejs_heap_size_used_bytes / 1024 ** 2, 1),
+              heapTotalMb: round(scraped.nodejs_heap_size_total_bytes / 1024 ** 2, 1),
+              externalMb: round(scraped.nodejs_external_memory_bytes / 1024 ** 2, 1),
               eventLoopMaxDelayMs: ms(lag),
               stallMs: ms(Math.max(0, lag - LAG_RESOLUTION_MS)),
             };
@@ -412,7 +424,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             minutes.push(record);
             log(
               `soak ${minuteLabel} ${minute}: PATCH ${record.patch.requestsPerSecond} req/s, p50 ${record.patch.p50Ms} ms, p99 ${record.patch.p99Ms} ms, ` +
-                `${record.patch.errors + record.readers.errors} errors; readers ${record.readers.requestsPerSecond} req/s; RSS ${record.rssMb} MB; ` +
+                `${record.patch.errors + record.readers.errors} errors; readers ${record.readers.requestsPerSecond} req/s; RSS ${record.rssMb} MB (heap ${record.heapUsedMb} of ${record.heapTotalMb}); ` +
                 `CPU ${record.serverCpuPercent}%; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms`,
             );
           }
