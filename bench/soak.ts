@@ -150,7 +150,7 @@ async function fixedRate(spec: HttpSpec, rate: number, connections: number, maxS
 
 /** What each minute reads from the server's metrics (prom-client's default metrics, unlabelled). */
 const SCRAPED = ['nodejs_eventloop_lag_max_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes'] as const;
-type Scraped = Record<(typeof SCRAPED)[number], number>;
+type Scraped = Record<(typeof SCRAPED)[number] | 'gcPauses' | 'gcWithin10Ms' | 'gcWithin100Ms', number>;
 
 /** prom-client resets the histogram behind nodejs_eventloop_lag_max_seconds on every scrape: each gives the maximum since the last. */
 async function scrape(metricsUrl: string): Promise<Scraped> {
@@ -163,7 +163,28 @@ async function scrape(metricsUrl: string): Promise<Scraped> {
     if (line === undefined) throw new Error(`${metricsUrl} has no ${name}`);
     values[name] = Number(line.slice(line.lastIndexOf(' ') + 1));
   }
-  return values;
+  // GC pauses so far, over all kinds: all of them, and those within 10 ms and within 100 ms (the histogram's buckets).
+  const sum = (prefix: string) =>
+    lines.filter((line) => line.startsWith(prefix)).reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return {
+    ...values,
+    gcPauses: sum('nodejs_gc_duration_seconds_count{'),
+    gcWithin10Ms: sum('nodejs_gc_duration_seconds_bucket{le="0.01"'),
+    gcWithin100Ms: sum('nodejs_gc_duration_seconds_bucket{le="0.1"'),
+  };
+}
+
+/**
+ * Nanoseconds the server's main thread has spent runnable but waiting for a CPU (the second field
+ * of /proc/<pid>/task/<pid>/schedstat): on a shared machine a stall can be the scheduler's, not the server's.
+ */
+function runQueueWaitNs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The database, its WAL and shared memory: what retention keeps bounded. */
@@ -191,6 +212,11 @@ export interface SoakMinute {
   heapUsedMb: number;
   heapTotalMb: number;
   externalMb: number;
+  /** GC pauses in the minute longer than 10 ms, and longer than 100 ms (nodejs_gc_duration_seconds). */
+  gcOver10Ms: number;
+  gcOver100Ms: number;
+  /** Of the minute, the share the server's main thread was runnable but waited for a CPU. */
+  runQueueWaitPercent: number | null;
   /** nodejs_eventloop_lag_max_seconds: the longest gap between the 10 ms sampler's ticks. */
   eventLoopMaxDelayMs: number;
   /** That gap minus the sampler's 10 ms: the longest the event loop ran no timer. */
@@ -266,12 +292,12 @@ function minuteTable(minutes: SoakMinute[], minuteLabel: string): string {
   const number = (value: number | null, digits = 0) =>
     value === null ? '—' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const lines = [
-    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | database MB | longest stall ms |`,
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | waiting for a CPU | GC pauses > 10 / > 100 ms | database MB | longest stall ms |`,
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const minute of minutes) {
     lines.push(
-      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} |`,
+      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${minute.runQueueWaitPercent === null ? '—' : `${minute.runQueueWaitPercent}%`} | ${minute.gcOver10Ms} / ${minute.gcOver100Ms} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} |`,
     );
   }
   return lines.join('\n');
@@ -389,7 +415,8 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
       const readerLoad = await fixedRate(readerSpec, READER_RATE, READER_CONNECTIONS, maxSeconds, readers);
       try {
         // Every phase of both loads has been running for a second: the first minute starts now.
-        await scrape(metricsUrl);
+        let scrapedPrevious = await scrape(metricsUrl);
+        let waitPrevious = runQueueWaitNs(pid);
         const t0 = performance.now();
         patch.recording = true;
         readers.recording = true;
@@ -409,6 +436,8 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             const cpuNow = cpuMs(pid);
             const scraped = await scrape(metricsUrl);
             const lag = scraped.nodejs_eventloop_lag_max_seconds * 1000;
+            const waitNow = runQueueWaitNs(pid);
+            const gcPauses = scraped.gcPauses - scrapedPrevious.gcPauses;
             const record: SoakMinute = {
               ...base,
               rssMb: rss === undefined ? null : round(rss, 1),
@@ -417,15 +446,20 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
               heapUsedMb: round(scraped.nodejs_heap_size_used_bytes / 1024 ** 2, 1),
               heapTotalMb: round(scraped.nodejs_heap_size_total_bytes / 1024 ** 2, 1),
               externalMb: round(scraped.nodejs_external_memory_bytes / 1024 ** 2, 1),
+              gcOver10Ms: gcPauses - (scraped.gcWithin10Ms - scrapedPrevious.gcWithin10Ms),
+              gcOver100Ms: gcPauses - (scraped.gcWithin100Ms - scrapedPrevious.gcWithin100Ms),
+              runQueueWaitPercent: waitNow !== undefined && waitPrevious !== undefined ? round((waitNow - waitPrevious) / 1e4 / minuteMs, 1) : null,
               eventLoopMaxDelayMs: ms(lag),
               stallMs: ms(Math.max(0, lag - LAG_RESOLUTION_MS)),
             };
             cpuPrevious = cpuNow;
+            scrapedPrevious = scraped;
+            waitPrevious = waitNow;
             minutes.push(record);
             log(
               `soak ${minuteLabel} ${minute}: PATCH ${record.patch.requestsPerSecond} req/s, p50 ${record.patch.p50Ms} ms, p99 ${record.patch.p99Ms} ms, ` +
                 `${record.patch.errors + record.readers.errors} errors; readers ${record.readers.requestsPerSecond} req/s; RSS ${record.rssMb} MB (heap ${record.heapUsedMb} of ${record.heapTotalMb}); ` +
-                `CPU ${record.serverCpuPercent}%; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms`,
+                `CPU ${record.serverCpuPercent}% (waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms`,
             );
           }
         } finally {
