@@ -42,6 +42,8 @@ const PHASES = 10;
  * the histogram records the gaps between a 10 ms timer's ticks, so a stall is the gap minus 10 ms.
  */
 const LAG_RESOLUTION_MS = 10;
+/** The metrics are scraped every 5 s, so a minute's longest stall can be placed in it (next to retention's run). */
+const SLICE_MS = 5000;
 
 /** The goal's bounds (issue #19). */
 const LAST_MINUTE_TOLERANCE = 0.1;
@@ -66,7 +68,7 @@ export function soakSeconds(options: Options): number {
   if (!options.soak) return 0;
   const { warm, measure } = capacitySeconds(options);
   const soak = options.soakMinutes * minuteSeconds(options);
-  const streams = options.streamDuration + options.drainTimeout + 60 + memoryStreams(options) / 20;
+  const streams = 20 + options.streamDuration + options.drainTimeout + 60 + memoryStreams(options) / 20;
   return Math.ceil(180 + warm + measure + soak + options.drainTimeout + streams);
 }
 
@@ -187,6 +189,19 @@ function runQueueWaitNs(pid: number | undefined): number | undefined {
   }
 }
 
+/** A gap of the 10 ms sampler in ms → how late its timer ran (the stall), never below 0. */
+function stallOf(gapMs: number): number {
+  return ms(Math.max(0, gapMs - LAG_RESOLUTION_MS));
+}
+
+/** When the retention task last finished (GET /api/v1/status, its worker report), in ms since the epoch. */
+async function retentionLastRun(origin: string): Promise<number | undefined> {
+  const response = await fetch(`${origin}/api/v1/status`);
+  const status = (await response.json()) as { workers?: { retention?: { lastRunAt?: string | null } } };
+  const at = status.workers?.retention?.lastRunAt;
+  return typeof at === 'string' ? Date.parse(at) : undefined;
+}
+
 /** The database, its WAL and shared memory: what retention keeps bounded. */
 function databaseMb(file: string): number {
   let bytes = 0;
@@ -217,10 +232,13 @@ export interface SoakMinute {
   gcOver100Ms: number;
   /** Of the minute, the share the server's main thread was runnable but waited for a CPU. */
   runQueueWaitPercent: number | null;
-  /** nodejs_eventloop_lag_max_seconds: the longest gap between the 10 ms sampler's ticks. */
-  eventLoopMaxDelayMs: number;
-  /** That gap minus the sampler's 10 ms: the longest the event loop ran no timer. */
+  /** The longest of nodejs_eventloop_lag_max_seconds (the longest gap between the 10 ms sampler's ticks) minus those 10 ms: how late a timer ran. */
   stallMs: number;
+  /** The end of the 5 s slice it fell in, seconds into the minute; and each slice's. */
+  longestStallSliceEndS: number;
+  sliceStallsMs: number[];
+  /** When retention's last run in this minute ended, seconds into it (null: none ended in it). */
+  retentionEndedAtS: number | null;
 }
 
 const ms = (value: number) => round(value, 1);
@@ -292,12 +310,12 @@ function minuteTable(minutes: SoakMinute[], minuteLabel: string): string {
   const number = (value: number | null, digits = 0) =>
     value === null ? '—' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const lines = [
-    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | waiting for a CPU | GC pauses > 10 / > 100 ms | database MB | longest stall ms |`,
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | waiting for a CPU | GC pauses > 10 / > 100 ms | database MB | longest stall ms (5 s slice ending at) | retention ended at |`,
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const minute of minutes) {
     lines.push(
-      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${minute.runQueueWaitPercent === null ? '—' : `${minute.runQueueWaitPercent}%`} | ${minute.gcOver10Ms} / ${minute.gcOver100Ms} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} |`,
+      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${minute.runQueueWaitPercent === null ? '—' : `${minute.runQueueWaitPercent}%`} | ${minute.gcOver10Ms} / ${minute.gcOver100Ms} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} (${minute.longestStallSliceEndS} s) | ${minute.retentionEndedAtS === null ? '—' : `${minute.retentionEndedAtS} s`} |`,
     );
   }
   return lines.join('\n');
@@ -418,6 +436,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
         let scrapedPrevious = await scrape(metricsUrl);
         let waitPrevious = runQueueWaitNs(pid);
         const t0 = performance.now();
+        const wallT0 = Date.now();
         patch.recording = true;
         readers.recording = true;
         let cpuPrevious = cpuMs(pid);
@@ -428,6 +447,12 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
         }, 1000);
         try {
           for (let minute = 1; minute <= options.soakMinutes; minute++) {
+            const minuteStart = t0 + (minute - 1) * minuteMs;
+            const sliceStalls: number[] = [];
+            for (let slice = 1; slice < minuteMs / SLICE_MS; slice++) {
+              await sleep(Math.max(0, minuteStart + slice * SLICE_MS - performance.now()));
+              sliceStalls.push(stallOf((await scrape(metricsUrl)).nodejs_eventloop_lag_max_seconds * 1000));
+            }
             await sleep(Math.max(0, t0 + minute * minuteMs - performance.now()));
             const base = minuteOf(minute, minuteSecs, patch.take(), readers.take());
             const rssNow = rssMb(pid);
@@ -435,7 +460,10 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             rssHighest = undefined;
             const cpuNow = cpuMs(pid);
             const scraped = await scrape(metricsUrl);
-            const lag = scraped.nodejs_eventloop_lag_max_seconds * 1000;
+            sliceStalls.push(stallOf(scraped.nodejs_eventloop_lag_max_seconds * 1000));
+            const longest = sliceStalls.indexOf(Math.max(...sliceStalls));
+            const retentionEnded = await retentionLastRun(server.origin);
+            const retentionAt = retentionEnded === undefined ? undefined : (retentionEnded - (wallT0 + (minute - 1) * minuteMs)) / 1000;
             const waitNow = runQueueWaitNs(pid);
             const gcPauses = scraped.gcPauses - scrapedPrevious.gcPauses;
             const record: SoakMinute = {
@@ -449,8 +477,10 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
               gcOver10Ms: gcPauses - (scraped.gcWithin10Ms - scrapedPrevious.gcWithin10Ms),
               gcOver100Ms: gcPauses - (scraped.gcWithin100Ms - scrapedPrevious.gcWithin100Ms),
               runQueueWaitPercent: waitNow !== undefined && waitPrevious !== undefined ? round((waitNow - waitPrevious) / 1e4 / minuteMs, 1) : null,
-              eventLoopMaxDelayMs: ms(lag),
-              stallMs: ms(Math.max(0, lag - LAG_RESOLUTION_MS)),
+              stallMs: sliceStalls[longest]!,
+              longestStallSliceEndS: ((longest + 1) * SLICE_MS) / 1000,
+              sliceStallsMs: sliceStalls,
+              retentionEndedAtS: retentionAt !== undefined && retentionAt >= 0 && retentionAt <= minuteSecs ? round(retentionAt, 1) : null,
             };
             cpuPrevious = cpuNow;
             scrapedPrevious = scraped;
@@ -459,7 +489,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             log(
               `soak ${minuteLabel} ${minute}: PATCH ${record.patch.requestsPerSecond} req/s, p50 ${record.patch.p50Ms} ms, p99 ${record.patch.p99Ms} ms, ` +
                 `${record.patch.errors + record.readers.errors} errors; readers ${record.readers.requestsPerSecond} req/s; RSS ${record.rssMb} MB (heap ${record.heapUsedMb} of ${record.heapTotalMb}); ` +
-                `CPU ${record.serverCpuPercent}% (waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms`,
+                `CPU ${record.serverCpuPercent}% (waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms (slice ending at ${record.longestStallSliceEndS} s; by slice ${record.sliceStallsMs.join(', ')}); retention ended at ${record.retentionEndedAtS} s`,
             );
           }
         } finally {
@@ -478,7 +508,16 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
     }
 
     // The server after the soak, with many streams open: the memory row of issue #19.
-    await sleep(1000); // the server notices the closed streams
+    // Idle first, as long as the main run's server is between its load rows and its 1,000 streams
+    // (the floor's scenario runs in between); its RSS is sampled meanwhile, to show what V8 gives back.
+    const rssWhenLoadStopped = rssMb(pid);
+    const settleSeconds = options.smoke ? 2 : 20;
+    const rssWhileIdle: number[] = [];
+    for (let second = 0; second < settleSeconds; second++) {
+      await sleep(1000);
+      const value = rssMb(pid);
+      if (value !== undefined) rssWhileIdle.push(round(value, 1));
+    }
     const streamCount = memoryStreams(options);
     log(`soak: RSS with ${streamCount.toLocaleString('en-US')} streams after it`);
     const memoryClient = new JsonClient(server.origin, auth, 64);
@@ -539,7 +578,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
     const memoryErrors = memory.collected.lost + memory.collected.duplicates + memory.collected.outOfOrder + memory.opened.failed + memory.writeErrors;
     const memoryRow: Row = {
       key: 'soak-rss-streams',
-      label: `server RSS with ${streamCount.toLocaleString('en-US')} open streams after the soak (peak; ${memory.rssBeforeOpenMb === undefined ? '?' : round(memory.rssBeforeOpenMb, 1)} MB just before they opened)`,
+      label: `server RSS with ${streamCount.toLocaleString('en-US')} open streams after the soak (peak; ${rssWhenLoadStopped === undefined ? '?' : round(rssWhenLoadStopped, 1)} MB when its load stopped, ${memory.rssBeforeOpenMb === undefined ? '?' : round(memory.rssBeforeOpenMb, 1)} MB ${settleSeconds} s later, just before they opened)`,
       kind: 'memory',
       requestsPerSecond: null,
       p50Ms: null,
@@ -552,6 +591,9 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
       met: memory.rssMaxMb === undefined ? null : memory.rssMaxMb < RSS_WITH_STREAMS_LIMIT_MB && memoryErrors === 0,
       detail: {
         streams: streamCount,
+        loadStoppedMb: rssWhenLoadStopped === undefined ? null : round(rssWhenLoadStopped, 1),
+        idleSeconds: settleSeconds,
+        idleMb: rssWhileIdle,
         beforeOpenMb: memory.rssBeforeOpenMb === undefined ? null : round(memory.rssBeforeOpenMb, 1),
         afterOpenMb: memory.rssAfterOpenMb === undefined ? null : round(memory.rssAfterOpenMb, 1),
         delivered: memory.collected.delivered,
