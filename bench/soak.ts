@@ -4,7 +4,8 @@
 // closed-loop first; then, for N minutes, PATCH at 80% of it at a fixed rate, readers at a modest
 // fixed rate, and 100 SSE streams open throughout; every minute the PATCH load's req/s and
 // latency, the readers', the server's RSS, CPU and database size, and the longest event-loop
-// stall. After it, 1,000 streams are opened on the same server: its RSS with them. See bench/README.md.
+// stall (by 5 s slices, beside when retention ran). After it and 20 s idle, 1,000 streams are opened
+// on the same server: its RSS with them. See bench/README.md.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
