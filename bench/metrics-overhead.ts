@@ -54,7 +54,7 @@ function add(totals: Totals, measured: HttpMeasurement): void {
 }
 
 /** The metrics listener's URL, from the server's start-up log line. */
-function metricsUrlOf(logPath: string): string | undefined {
+export function metricsUrlOf(logPath: string): string | undefined {
   for (const line of readFileSync(logPath, 'utf8').split('\n')) {
     if (!line.includes('"metricsUrl"')) continue;
     try {

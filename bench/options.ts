@@ -43,6 +43,9 @@ export interface Options {
   timeout: number;
   /** The PostgreSQL column: `auto` (a throwaway cluster when this machine has PostgreSQL), `none`, or a postgres:// URL. */
   postgres: string;
+  /** The soak row (bench/soak.ts), after the other rows, for `soakMinutes` minutes (20 s ones in a smoke run). */
+  soak: boolean;
+  soakMinutes: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-build/bench/run.js [options])
@@ -73,7 +76,11 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
   --postgres auto|none|URL the HTTP rows again on PostgreSQL: auto starts a throwaway cluster from
                            this machine's PostgreSQL binaries (skipped when there are none); a
                            postgres:// URL uses a fresh schema of that database
-                                                     (BENCH_POSTGRES, default auto; smoke: none)`;
+                                                     (BENCH_POSTGRES, default auto; smoke: none)
+  --soak                   the soak row after the others (bench/soak.ts): PATCH at 80% of its measured
+                           capacity with readers and 100 streams, per minute; then 1,000 streams' RSS
+                                                     (BENCH_SOAK=1; smoke: 20 s minutes)
+  --soak-minutes N         minutes of the soak                         (BENCH_SOAK_MINUTES, default 10; smoke 3)`;
 
 function positive(name: string, raw: string | undefined, fallback: number, integer = false): number {
   if (raw === undefined || raw === '') return fallback;
@@ -132,6 +139,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       keep: { type: 'boolean', default: false },
       timeout: { type: 'string' },
       postgres: { type: 'string' },
+      soak: { type: 'boolean', default: false },
+      'soak-minutes': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -160,11 +169,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     keep: values.keep,
     timeout: positive('--timeout', pick(values.timeout, 'BENCH_TIMEOUT'), 0),
     postgres: pick(values.postgres, 'BENCH_POSTGRES') ?? (smoke ? 'none' : 'auto'),
+    soak: values.soak || env.BENCH_SOAK === '1',
+    soakMinutes: positive('--soak-minutes', pick(values['soak-minutes'], 'BENCH_SOAK_MINUTES'), smoke ? 3 : 10, true),
   };
   if (!['auto', 'none'].includes(options.postgres) && !/^postgres(ql)?:\/\//.test(options.postgres)) {
     throw new Error(`--postgres must be auto, none or a postgres:// URL, got "${options.postgres}"`);
   }
   if (options.metricsOverhead && options.rounds < 2) throw new Error('--rounds must be at least 2 (each server goes first once)');
+  if (options.soakMinutes < 1) throw new Error('--soak-minutes must be at least 1');
   if (options.connections < 1) throw new Error('--connections must be at least 1');
   if (options.duration <= 0) throw new Error('--duration must be positive');
   if (options.streamDuration <= 0) throw new Error('--stream-duration must be positive');

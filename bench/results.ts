@@ -1,6 +1,6 @@
 // The benchmark's results: a row of the table, and the table in markdown.
 
-export type RowKind = 'http' | 'stream' | 'webhook' | 'memory';
+export type RowKind = 'http' | 'stream' | 'webhook' | 'memory' | 'soak';
 
 export interface Row {
   key: string;

@@ -18,6 +18,7 @@ import { postgresClusterRows } from './postgres-cluster.js';
 import { measureMetricsOverhead, OVERHEAD_ROWS } from './metrics-overhead.js';
 import { log, markdownTable, round, type Row } from './results.js';
 import { CLI, launchDevdata, ROOT, type Server } from './server.js';
+import { measureSoak, soakSeconds } from './soak.js';
 import { measureStreamRows } from './stream-rows.js';
 import { webhookRow } from './webhook-row.js';
 
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   const options = parsed;
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
   installCleanup();
-  const budget = timeBudgetSeconds(options) + largeAccountSeconds(options);
+  const budget = timeBudgetSeconds(options) + largeAccountSeconds(options) + soakSeconds(options);
   const deadline = setTimeout(() => {
     console.error(`bench: the run exceeded its bound of ${budget} s; stopping every child process`);
     killAll();
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
   let postgresDescription: string | null = null;
   let server: Server | undefined;
   let succeeded = false;
+  let soakTable: string | undefined;
 
   try {
     log(`work directory ${workDir}; bound ${budget} s`);
@@ -124,6 +126,11 @@ async function main(): Promise<void> {
     rows.push(...streamRows.filter((row) => row.kind === 'memory'));
     // Servers of their own, on SQLite and PostgreSQL; none in a smoke run.
     if (largeAccountSeconds(options) > 0) rows.push(...(await measureLargeAccountRows(options, workDir)));
+    if (options.soak) {
+      const soak = await measureSoak(options, workDir, profileDir);
+      rows.push(...soak.rows);
+      soakTable = soak.table;
+    }
     client.close();
     succeeded = true;
   } finally {
@@ -151,8 +158,8 @@ async function main(): Promise<void> {
     table,
   };
   writeFileSync(outPath, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(`${outPath.replace(/\.json$/, '')}.md`, `${table}\n`);
-  console.log(`\n${table}\n`);
+  writeFileSync(`${outPath.replace(/\.json$/, '')}.md`, `${table}\n${soakTable ? `\n${soakTable}\n` : ''}`);
+  console.log(`\n${table}\n${soakTable ? `\n${soakTable}\n` : ''}`);
   log(`results written to ${outPath}`);
 
   if (options.profile) {

@@ -175,4 +175,39 @@ describe('npm run bench -- --smoke', () => {
     );
     expect(results.table.split('\n')).toHaveLength(2 + results.rows.length);
   }, 120_000);
+
+  it('runs the soak alone (--soak, one 20 s "minute"): its rows and its minute, with numbers and no errors', async () => {
+    const out = join(workDir, 'soak.json');
+    const args = ['--smoke', '--soak', '--soak-minutes', '1', '--rows', 'none', '--streams', 'none', '--webhook-rate', '0', '--postgres', 'none'];
+    const result = await run(process.execPath, [BENCH, ...args, '--out', out], 120_000);
+    expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
+
+    const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[] };
+    const rows = new Map(results.rows.map((row) => [row.key, row]));
+    expect([...rows.keys()].sort()).toEqual(['rss-idle', 'soak', 'soak-capacity', 'soak-rss-streams']);
+    for (const row of results.rows) expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
+    expect(rows.get('soak-capacity')?.requestsPerSecond).toBeGreaterThan(0);
+    expect(rows.get('soak-rss-streams')?.rssMb).toBeGreaterThan(0);
+
+    // One minute with every figure, and every stream message of the soak delivered.
+    const soak = rows.get('soak')?.detail as {
+      patchRate: number;
+      minutes: Array<{ patch: { requestsPerSecond: number; p99Ms: number }; rssMb: number; stallMs: number; sliceStallsMs: number[]; heapUsedMb: number }>;
+      streams: { opened: number; delivered: number; expected: number; eventsWritten: number };
+    };
+    expect(soak.minutes).toHaveLength(1);
+    const [minute] = soak.minutes;
+    expect(minute?.patch.requestsPerSecond).toBeGreaterThan(0);
+    expect(minute?.patch.p99Ms).toBeGreaterThan(0);
+    expect(minute?.rssMb).toBeGreaterThan(0);
+    // The metrics were scraped every 5 s of the 20 s "minute", and the longest stall is the longest slice's.
+    expect(minute?.sliceStallsMs).toHaveLength(4);
+    expect(minute?.stallMs).toBe(Math.max(...(minute?.sliceStallsMs ?? [])));
+    expect(minute?.heapUsedMb).toBeGreaterThan(0);
+    expect(soak.streams.opened).toBe(100);
+    expect(soak.streams.eventsWritten).toBeGreaterThan(0);
+    expect(soak.streams.delivered).toBe(soak.streams.expected);
+    expect(soak.streams.expected).toBe(100 * soak.streams.eventsWritten);
+    expect(result.stdout).toContain('| 1 |');
+  }, 120_000);
 });
