@@ -14,8 +14,8 @@ import type { RecentEvent, RecentEvents } from './recent.js';
 import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
 import { accountsOverRetention, deleteEventsBetween, insertEvent, listEvents, listEventsJson, newestEventId, oldestStoredEventId } from './store.js';
 
-/** Event ids deleted by one statement of retention (a few milliseconds of SQLite's time). */
-const PRUNE_BATCH = 500;
+/** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
+const PRUNE_BATCH = 100;
 
 // Where other areas looked for them before events/event.ts held them.
 export { EVENT_TYPES, RESOURCE_EVENT_TYPES, type Event } from './event.js';
