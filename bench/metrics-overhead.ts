@@ -12,6 +12,7 @@ import { sleep, stop } from './children.js';
 import { cannon, httpSpecsFor, measureHttp, type HttpMeasurement } from './http-rows.js';
 import type { HttpRowKey, Options } from './options.js';
 import { log, round } from './results.js';
+import { percentile } from './stats.js';
 import { launchDevdata, ROOT, type Launched } from './server.js';
 
 /** The rows the target is about: a read of one resource, a page of a list, a write with its event. */
@@ -31,6 +32,12 @@ export interface OverheadRow {
   cpuRatio: number | null;
   /** The same ratio in each round, to show the spread. */
   roundRatios: number[];
+  /**
+   * The median of the rounds' ratios (the lower middle one): what the verdict reads. On a shared machine one round in
+   * several falls far for both servers at once and by unequal amounts (61.9% in a run whose other
+   * rounds were 98-108%), which moves the all-rounds ratio by more than the 5% at stake.
+   */
+  medianRatio: number;
   errors: number;
   met: boolean;
 }
@@ -80,13 +87,13 @@ async function scrapedRequests(metricsUrl: string): Promise<number> {
 
 export function overheadTable(rows: OverheadRow[]): string {
   const lines = [
-    '| row | req/s without metrics | req/s with | with ÷ without | CPU/request without ÷ with | per round | errors | ≥ 95% |',
-    '|---|---:|---:|---:|---:|---|---:|---|',
+    '| row | req/s without metrics | req/s with | with ÷ without | CPU/request without ÷ with | per round | median of rounds | errors | ≥ 95% (median) |',
+    '|---|---:|---:|---:|---:|---|---:|---:|---|',
   ];
   const percent = (value: number | null) => (value === null ? '—' : `${(value * 100).toFixed(1)}%`);
   for (const row of rows) {
     lines.push(
-      `| ${row.label} | ${row.without.toLocaleString('en-US')} | ${row.with.toLocaleString('en-US')} | ${percent(row.ratio)} | ${percent(row.cpuRatio)} | ${row.roundRatios.map((ratio) => percent(ratio)).join(', ')} | ${row.errors} | ${row.met ? 'yes' : 'no'} |`,
+      `| ${row.label} | ${row.without.toLocaleString('en-US')} | ${row.with.toLocaleString('en-US')} | ${percent(row.ratio)} | ${percent(row.cpuRatio)} | ${row.roundRatios.map((ratio) => percent(ratio)).join(', ')} | ${percent(row.medianRatio)} | ${row.errors} | ${row.met ? 'yes' : 'no'} |`,
     );
   }
   return lines.join('\n');
@@ -162,6 +169,11 @@ export async function measureMetricsOverhead(
       const ratio = round(rate(totals.with) / rate(totals.without), 3);
       const errors = totals.with.errors + totals.without.errors;
       requestsWith += totals.with.requests;
+      // Nearest rank: of an even number of rounds, the lower of the middle two.
+      const medianRatio = percentile(
+        [...roundRatios].sort((a, b) => a - b),
+        50,
+      );
       rows.push({
         key,
         label: specs.with[key].label,
@@ -170,8 +182,9 @@ export async function measureMetricsOverhead(
         ratio,
         cpuRatio: cpuWith && cpuWithout ? round(cpuWithout / cpuWith, 3) : null,
         roundRatios,
+        medianRatio,
         errors,
-        met: ratio >= OVERHEAD_TARGET && errors === 0,
+        met: medianRatio >= OVERHEAD_TARGET && errors === 0,
       });
     }
 
