@@ -31,24 +31,25 @@ export interface HttpMeasurement {
   detail: Record<string, unknown>;
 }
 
-export function cannon(spec: HttpSpec, options: Options, seconds: number): Promise<autocannon.Result> {
-  let counter = 0;
+/** autocannon's options for `spec` (its method, headers and body), each request varied by `spec.vary` with the number `next` gives. */
+export function cannonOptions(spec: HttpSpec, load: { connections: number; duration: number; overallRate?: number }, next: () => number): autocannon.Options {
   const vary = spec.vary;
   const opts: autocannon.Options = {
     url: spec.url,
-    connections: options.connections,
-    duration: seconds,
+    connections: load.connections,
+    duration: load.duration,
     method: spec.method,
     headers: { ...(spec.body !== undefined || vary ? { 'content-type': 'application/json' } : {}), ...spec.headers },
     timeout: 10,
   };
+  if (load.overallRate !== undefined) opts.overallRate = load.overallRate;
   if (spec.body !== undefined) opts.body = spec.body;
   if (vary) {
     opts.requests = [
       {
         method: spec.method,
         setupRequest: (request) => {
-          const change = vary(counter++);
+          const change = vary(next());
           if (change.path !== undefined) request.path = change.path;
           if (change.body !== undefined) request.body = change.body;
           return request;
@@ -56,6 +57,12 @@ export function cannon(spec: HttpSpec, options: Options, seconds: number): Promi
       },
     ];
   }
+  return opts;
+}
+
+export function cannon(spec: HttpSpec, options: Options, seconds: number): Promise<autocannon.Result> {
+  let counter = 0;
+  const opts = cannonOptions(spec, { connections: options.connections, duration: seconds }, () => counter++);
   return new Promise((resolvePromise, reject) => {
     autocannon(opts, (error: unknown, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolvePromise(result)));
   });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { cpuMs, forkTracked, nextMessage, rssMb, sleep, stop } from './children.js';
 import { JsonClient } from './http-client.js';
-import { cannon, httpSpecsFor, type HttpSpec } from './http-rows.js';
+import { cannon, cannonOptions, httpSpecsFor, type HttpSpec } from './http-rows.js';
 import { metricsUrlOf } from './metrics-overhead.js';
 import type { Options } from './options.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
@@ -106,34 +106,12 @@ class Recorder {
 /** A fixed-rate load of `PHASES` autocannon instances started a tenth of a second apart, until stopped. */
 async function fixedRate(spec: HttpSpec, rate: number, connections: number, maxSeconds: number, recorder: Recorder): Promise<{ stop(): Promise<void> }> {
   let counter = 0;
-  const vary = spec.vary;
+  const next = () => counter++;
   const phases = Math.max(1, Math.min(PHASES, Math.floor(rate)));
   const instances: Array<{ instance: autocannon.Instance; done: Promise<void> }> = [];
   for (let phase = 0; phase < phases; phase++) {
     const phaseRate = Math.floor(rate / phases) + (phase < Math.round(rate) % phases ? 1 : 0);
-    const opts: autocannon.Options = {
-      url: spec.url,
-      connections: Math.max(1, Math.round(connections / phases)),
-      overallRate: phaseRate,
-      duration: maxSeconds,
-      method: spec.method,
-      headers: { ...(spec.body !== undefined || vary ? { 'content-type': 'application/json' } : {}), ...spec.headers },
-      timeout: 10,
-    };
-    if (spec.body !== undefined) opts.body = spec.body;
-    if (vary) {
-      opts.requests = [
-        {
-          method: spec.method,
-          setupRequest: (request) => {
-            const change = vary(counter++);
-            if (change.path !== undefined) request.path = change.path;
-            if (change.body !== undefined) request.body = change.body;
-            return request;
-          },
-        },
-      ];
-    }
+    const opts = cannonOptions(spec, { connections: Math.max(1, Math.round(connections / phases)), duration: maxSeconds, overallRate: phaseRate }, next);
     let instance!: autocannon.Instance;
     const done = new Promise<void>((resolvePromise, reject) => {
       instance = autocannon(opts, (error: unknown) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolvePromise()));

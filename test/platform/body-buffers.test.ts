@@ -7,6 +7,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BodyBuffers } from '../../src/platform/body-buffers.js';
 import { type TestAccount, TestApp } from '../support/app.js';
 
+/** A listening app with an account holding `count` custom events, each `{ index, padding: padding(index) }`. */
+async function serverWithEvents(count: number, padding: (index: number) => string): Promise<{ app: TestApp; account: TestAccount; base: string }> {
+  const app = await TestApp.start();
+  const account = await app.account();
+  const base = await app.listen();
+  for (let index = 1; index <= count; index++) {
+    const response = await app.request({
+      method: 'POST',
+      url: '/api/v1/events',
+      key: account.key,
+      body: { type: 'custom.padded', data: { index, padding: padding(index) } },
+    });
+    expect(response.status).toBe(201);
+  }
+  return { app, account, base };
+}
+
 describe('BodyBuffers', () => {
   it('hands out a buffer of the size class, and the same buffer again once released', () => {
     const buffers = new BodyBuffers(1024 * 1024);
@@ -37,19 +54,8 @@ describe('large bodies sent from reused buffers, over real sockets', () => {
   const EVENTS = 600;
 
   beforeAll(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-    base = await app.listen();
-    for (let index = 1; index <= EVENTS; index++) {
-      // Data of varying size, so that pages of one limit differ in length and share size classes.
-      const response = await app.request({
-        method: 'POST',
-        url: '/api/v1/events',
-        key: account.key,
-        body: { type: 'custom.sized', data: { index, padding: 'é'.repeat(index % 97) } },
-      });
-      expect(response.status).toBe(201);
-    }
+    // Data of varying size, so that pages of one limit differ in length and share size classes.
+    ({ app, account, base } = await serverWithEvents(EVENTS, (index) => 'é'.repeat(index % 97)));
   });
   afterAll(() => app?.close());
 
@@ -100,18 +106,7 @@ describe('a slow reader keeps its body', () => {
   const padding = (index: number) => String(index % 10).repeat(6000);
 
   beforeAll(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-    base = await app.listen();
-    for (let index = 1; index <= EVENTS; index++) {
-      const response = await app.request({
-        method: 'POST',
-        url: '/api/v1/events',
-        key: account.key,
-        body: { type: 'custom.big', data: { index, padding: padding(index) } },
-      });
-      expect(response.status).toBe(201);
-    }
+    ({ app, account, base } = await serverWithEvents(EVENTS, padding));
   });
   afterAll(() => app?.close());
 
