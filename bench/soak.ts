@@ -21,7 +21,7 @@ import { log, round, type Row } from './results.js';
 import { eventPagePath } from './seed.js';
 import { HERE, launchDevdata, ROOT, type Launched } from './server.js';
 import { summarize } from './stats.js';
-import { streamScenario, writeSteadily } from './stream-rows.js';
+import { RSS_WITH_STREAMS_LIMIT_MB, streamScenario, writeSteadily } from './stream-rows.js';
 
 /** The PATCH load's share of the capacity measured just before. */
 const LOAD_SHARE = 0.8;
@@ -50,7 +50,6 @@ const SLICE_MS = 5000;
 const LAST_MINUTE_TOLERANCE = 0.1;
 const RSS_GROWTH_TOLERANCE = 0.1;
 const STALL_LIMIT_MS = 50;
-const RSS_WITH_STREAMS_LIMIT_MB = 200;
 
 function minuteSeconds(options: Options): number {
   return options.smoke ? 20 : 60;

@@ -9,6 +9,9 @@ import { isMessage, type CollectedReport, type OpenedReport } from './protocol.j
 import { log, round, type Row } from './results.js';
 import { forkListening, HERE, ROOT, type Server } from './server.js';
 
+/** The server's RSS with the memory row's streams open must stay under this (the goal of issue #19, for the main run and the soak). */
+export const RSS_WITH_STREAMS_LIMIT_MB = 200;
+
 export interface StreamTarget {
   name: string;
   streamUrl: string;
@@ -224,8 +227,8 @@ export async function measureStreamRows(options: Options, server: Server, auth: 
       rssMb: value === undefined ? null : round(value, 1),
       ratio: value !== undefined && streamsRss.floor !== undefined ? round(value / streamsRss.floor, 2) : null,
       ratioOf: 'floor RSS',
-      target: '< 200 MB',
-      met: value === undefined ? null : value < 200,
+      target: `< ${RSS_WITH_STREAMS_LIMIT_MB} MB`,
+      met: value === undefined ? null : value < RSS_WITH_STREAMS_LIMIT_MB,
       detail: {
         streams: memoryStreams,
         // The server's RSS just before the streams opened (after the HTTP rows, when they ran).
