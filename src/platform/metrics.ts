@@ -4,8 +4,8 @@
 //
 // On the request path: a response is counted in plain numbers of a series kept by (route pattern,
 // method, status), three map lookups and a few additions, with no allocation; prom-client reads them
-// only when scraped (RequestSeries below). prom-client's own children hash their label values on
-// every observation.
+// only when scraped (PlainSeries below). prom-client's own children hash their label values on
+// every observation; they stay for what is counted less often than per request.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { StorageObserver } from '../storage/observed-dialect.js';
 
@@ -17,55 +17,76 @@ const STORAGE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 /** The route label of a request that matched no route: its URL would make a series per URL. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** One (method, route, status): its count, the sum of its durations and its bucket counts (not cumulative; the last is +Inf). */
-interface RequestSeries {
-  labels: { method: string; route: string; status: string };
-  count: number;
-  sum: number;
-  buckets: Float64Array;
+/** Counts of one histogram series in plain numbers: its count, the sum of its values and its bucket counts (not cumulative; the last is +Inf). */
+class PlainSeries {
+  count = 0;
+  sum = 0;
+  readonly buckets: Float64Array;
+
+  constructor(
+    readonly labels: Record<string, string>,
+    private readonly bounds: readonly number[],
+  ) {
+    this.buckets = new Float64Array(bounds.length + 1);
+  }
+
+  observe(value: number): void {
+    this.count++;
+    this.sum += value;
+    let index = 0;
+    while (index < this.bounds.length && value > this.bounds[index]!) index++;
+    this.buckets[index]!++;
+  }
+
+  /** The series as prom-client's histogram values: cumulative buckets, then sum and count. */
+  histogramValues(name: string): MetricValue[] {
+    let cumulative = 0;
+    const values = [...this.bounds, Infinity].map((bound, index): MetricValue => {
+      cumulative += this.buckets[index]!;
+      return { metricName: `${name}_bucket`, labels: { ...this.labels, le: bound === Infinity ? '+Inf' : String(bound) }, value: cumulative };
+    });
+    values.push({ metricName: `${name}_sum`, labels: this.labels, value: this.sum });
+    values.push({ metricName: `${name}_count`, labels: this.labels, value: this.count });
+    return values;
+  }
 }
 
 type MetricValue = { labels: Record<string, string>; value: number; metricName?: string };
 
 /**
- * Requests by (method, route, status), as a counter and a histogram that prom-client reads when
- * scraped: registered as metrics of their own (prom-client takes any object with get()).
+ * A histogram kept in plain series and read by prom-client only when scraped: registered as a
+ * metric of its own (prom-client takes any object with get()). What prom-client's Histogram does on
+ * each observe (hash the label values, look the series up) is left out of the hot path.
  */
+function registerPlainHistogram(registry: Registry, name: string, help: string, series: () => readonly PlainSeries[]): void {
+  const histogram = {
+    name,
+    help,
+    type: 'histogram',
+    get: async () => ({ ...histogram, values: series().flatMap((one) => one.histogramValues(name)) }),
+  };
+  registry.registerMetric(histogram as unknown as Histogram);
+}
+
+/** Requests by (method, route, status), as a counter and a histogram that prom-client reads when scraped. */
 class RequestMetrics {
-  private readonly series = new Map<string, Map<string, Map<number, RequestSeries>>>();
-  private readonly all: RequestSeries[] = [];
+  private readonly series = new Map<string, Map<string, Map<number, PlainSeries>>>();
+  private readonly all: PlainSeries[] = [];
 
   constructor(registry: Registry) {
-    const countName = 'devdata_http_requests_total';
-    const durationName = 'devdata_http_request_duration_seconds';
     const counter = {
-      name: countName,
+      name: 'devdata_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status',
       type: 'counter',
       get: async () => ({ ...counter, values: this.all.map((series): MetricValue => ({ labels: series.labels, value: series.count })) }),
     };
-    const histogram = {
-      name: durationName,
-      help: 'Time from the request to the end of its response, by method, route pattern and status',
-      type: 'histogram',
-      get: async () => ({
-        ...histogram,
-        values: this.all.flatMap((series): MetricValue[] => {
-          let cumulative = 0;
-          const buckets = [...HTTP_BUCKETS, Infinity].map((bound, index): MetricValue => {
-            cumulative += series.buckets[index]!;
-            return { metricName: `${durationName}_bucket`, labels: { ...series.labels, le: bound === Infinity ? '+Inf' : String(bound) }, value: cumulative };
-          });
-          return [
-            ...buckets,
-            { metricName: `${durationName}_sum`, labels: series.labels, value: series.sum },
-            { metricName: `${durationName}_count`, labels: series.labels, value: series.count },
-          ];
-        }),
-      }),
-    };
     registry.registerMetric(counter as unknown as Counter);
-    registry.registerMetric(histogram as unknown as Histogram);
+    registerPlainHistogram(
+      registry,
+      'devdata_http_request_duration_seconds',
+      'Time from the request to the end of its response, by method, route pattern and status',
+      () => this.all,
+    );
   }
 
   observe(method: string, route: string, status: number, seconds: number): void {
@@ -81,15 +102,11 @@ class RequestMetrics {
     }
     let series = byStatus.get(status);
     if (series === undefined) {
-      series = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: new Float64Array(HTTP_BUCKETS.length + 1) };
+      series = new PlainSeries({ method, route, status: String(status) }, HTTP_BUCKETS);
       byStatus.set(status, series);
       this.all.push(series);
     }
-    series.count++;
-    series.sum += seconds;
-    let index = 0;
-    while (index < HTTP_BUCKETS.length && seconds > HTTP_BUCKETS[index]!) index++;
-    series.buckets[index]!++;
+    series.observe(seconds);
   }
 }
 
@@ -134,21 +151,10 @@ export class Metrics {
     labelNames: ['limit'],
     registers: [this.registry],
   });
-  private readonly connectionWait = new Histogram({
-    name: 'devdata_storage_connection_wait_seconds',
-    help: "Time a query or transaction waited for a storage connection (PostgreSQL's pool, SQLite's one connection)",
-    buckets: STORAGE_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly transactions = new Histogram({
-    name: 'devdata_storage_transaction_duration_seconds',
-    help: 'Time from the begin of a storage transaction to its commit (on SQLite: its group commit) or rollback',
-    labelNames: ['outcome'],
-    buckets: STORAGE_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly committedTransactions = this.transactions.labels('commit');
-  private readonly rolledBackTransactions = this.transactions.labels('rollback');
+  // Observed on every query and transaction: plain series (see registerPlainHistogram).
+  private readonly connectionWait = new PlainSeries({}, STORAGE_BUCKETS);
+  private readonly committedTransactions = new PlainSeries({ outcome: 'commit' }, STORAGE_BUCKETS);
+  private readonly rolledBackTransactions = new PlainSeries({ outcome: 'rollback' }, STORAGE_BUCKETS);
 
   /** What the storage layer reports to (openStorage's observer). */
   readonly storage: StorageObserver = {
@@ -157,6 +163,18 @@ export class Metrics {
   };
 
   constructor() {
+    registerPlainHistogram(
+      this.registry,
+      'devdata_storage_connection_wait_seconds',
+      "Time a query or transaction waited for a storage connection (PostgreSQL's pool, SQLite's one connection)",
+      () => [this.connectionWait],
+    );
+    registerPlainHistogram(
+      this.registry,
+      'devdata_storage_transaction_duration_seconds',
+      'Time from the begin of a storage transaction to its commit (on SQLite: its group commit) or rollback',
+      () => [this.committedTransactions, this.rolledBackTransactions],
+    );
     // process_* and nodejs_* under their usual names, so existing Node.js dashboards work too.
     collectDefaultMetrics({ register: this.registry });
   }

@@ -1,7 +1,8 @@
 // Timings of the storage for the operator's metrics: how long a query waited for a connection (the
 // pool, or SQLite's one connection) and how long each transaction took from begin to its commit
 // (on SQLite, until its group commit made it durable). A wrapper around any dialect's driver, used
-// only when metrics are on.
+// only when metrics are on. It adds no async layer of its own: each timing ends in one `.then` on
+// the wrapped driver's promise, and a transaction's begin time rides on its connection object.
 import { performance } from 'node:perf_hooks';
 import type { DatabaseConnection, Dialect, Driver, TransactionSettings } from 'kysely';
 
@@ -10,8 +11,11 @@ export interface StorageObserver {
   transaction(seconds: number, outcome: 'commit' | 'rollback'): void;
 }
 
+/** When the connection's open transaction began (performance.now()), on the connection itself. */
+const BEGUN = Symbol('transactionBegun');
+type TimedConnection = DatabaseConnection & { [BEGUN]?: number };
+
 class ObservedDriver implements Driver {
-  private readonly begun = new WeakMap<DatabaseConnection, number>();
   // Savepoints only where the wrapped driver has them (Kysely checks for them).
   readonly savepoint?: Driver['savepoint'];
   readonly rollbackToSavepoint?: Driver['rollbackToSavepoint'];
@@ -30,39 +34,39 @@ class ObservedDriver implements Driver {
     return this.inner.init();
   }
 
-  async acquireConnection(): Promise<DatabaseConnection> {
+  acquireConnection(): Promise<DatabaseConnection> {
     const asked = performance.now();
-    const connection = await this.inner.acquireConnection();
-    this.observer.connectionWait((performance.now() - asked) / 1000);
-    return connection;
+    return this.inner.acquireConnection().then((connection) => {
+      this.observer.connectionWait((performance.now() - asked) / 1000);
+      return connection;
+    });
   }
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    this.begun.set(connection, performance.now());
+    (connection as TimedConnection)[BEGUN] = performance.now();
     return this.inner.beginTransaction(connection, settings);
   }
 
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    try {
-      await this.inner.commitTransaction(connection);
-    } finally {
-      this.ended(connection, 'commit');
-    }
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.ended(this.inner.commitTransaction(connection), connection, 'commit');
   }
 
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    try {
-      await this.inner.rollbackTransaction(connection);
-    } finally {
-      this.ended(connection, 'rollback');
-    }
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.ended(this.inner.rollbackTransaction(connection), connection, 'rollback');
   }
 
-  private ended(connection: DatabaseConnection, outcome: 'commit' | 'rollback'): void {
-    const begun = this.begun.get(connection);
-    if (begun === undefined) return;
-    this.begun.delete(connection);
-    this.observer.transaction((performance.now() - begun) / 1000, outcome);
+  /** Reports the transaction once `ending` settles, whichever way (a failed commit still ended it). */
+  private ended(ending: Promise<void>, connection: DatabaseConnection, outcome: 'commit' | 'rollback'): Promise<void> {
+    const report = (): void => {
+      const begun = (connection as TimedConnection)[BEGUN];
+      if (begun === undefined) return;
+      (connection as TimedConnection)[BEGUN] = undefined;
+      this.observer.transaction((performance.now() - begun) / 1000, outcome);
+    };
+    return ending.then(report, (error: unknown) => {
+      report();
+      throw error;
+    });
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
