@@ -83,7 +83,7 @@ export interface ContextOptions {
 export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
   const metrics = config.metrics ? new Metrics() : undefined;
-  const storage = openStorage(config.databaseUrl, { observer: metrics?.storage });
+  const storage = openStorage(config.databaseUrl, { observer: metrics?.storage, backgroundCheckpoints: {} });
   let migrationsApplied: string[];
   let secrets: { box: SecretBox; status: SecretsStatus | undefined };
   try {
@@ -208,6 +208,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     oauth,
     liveCredentials,
   };
+  const { checkpointer } = storage;
+  if (checkpointer) services.system.registerWorker('checkpoints', () => checkpointer.report());
   return {
     config,
     clock,

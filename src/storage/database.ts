@@ -6,6 +6,7 @@ import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, sql, type Dialect, type MigrationProvider } from 'kysely';
 import { QueuedSqliteDialect, type ConnectionStats } from './sqlite-dialect.js';
 import { observedDialect, type StorageObserver } from './observed-dialect.js';
+import { startBackgroundCheckpoints, type BackgroundCheckpointer } from './sqlite-checkpointer.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { PostgresNotifications, type Notifications } from './notifications.js';
@@ -28,6 +29,8 @@ export interface Storage {
   ping(): Promise<void>;
   /** The connections: the pool's on PostgreSQL, the one connection on SQLite (for metrics). */
   connections(): ConnectionStats;
+  /** SQLite with background checkpoints: their worker (for the status body). */
+  checkpointer: BackgroundCheckpointer | undefined;
   close(): Promise<void>;
 }
 
@@ -36,13 +39,25 @@ const migrationProvider: MigrationProvider = { getMigrations: async () => migrat
 export interface StorageOptions {
   /** Times connection waits and transactions (the operator's metrics). */
   observer?: StorageObserver;
+  /**
+   * SQLite file: checkpoint the WAL from a worker thread rather than inside commits
+   * (sqlite-checkpointer.ts). For the server's storage; a short-lived command keeps SQLite's own.
+   */
+  backgroundCheckpoints?: { intervalMs?: number };
 }
 
 function dialectFor(dialect: Dialect, options: StorageOptions): Dialect {
   return options.observer ? observedDialect(dialect, options.observer) : dialect;
 }
 
-function openSqlite(path: string, options: StorageOptions): { db: Kysely<Database>; dataVersion: () => number; connections: () => ConnectionStats } {
+interface Opened {
+  db: Kysely<Database>;
+  dataVersion: (() => number) | undefined;
+  connections: () => ConnectionStats;
+  checkpointer?: BackgroundCheckpointer;
+}
+
+function openSqlite(path: string, options: StorageOptions): Opened {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
@@ -53,14 +68,20 @@ function openSqlite(path: string, options: StorageOptions): { db: Kysely<Databas
   // Outside the connection queue: the pragma only reads a counter of the connection.
   const dataVersion = database.prepare('pragma data_version').pluck();
   const dialect = new QueuedSqliteDialect(database);
+  let checkpointer: BackgroundCheckpointer | undefined;
+  if (options.backgroundCheckpoints && path !== ':memory:') {
+    database.pragma('wal_autocheckpoint = 0');
+    checkpointer = startBackgroundCheckpoints(path, options.backgroundCheckpoints.intervalMs);
+  }
   return {
     db: new Kysely<Database>({ dialect: dialectFor(dialect, options) }),
     dataVersion: () => dataVersion.get() as number,
     connections: () => dialect.connections(),
+    checkpointer,
   };
 }
 
-function openPostgres(url: string, options: StorageOptions): { db: Kysely<Database>; dataVersion: undefined; connections: () => ConnectionStats } {
+function openPostgres(url: string, options: StorageOptions): Opened {
   // int8 columns (counters, sequences) fit JavaScript numbers well below 2^53.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10 });
@@ -73,7 +94,8 @@ function openPostgres(url: string, options: StorageOptions): { db: Kysely<Databa
 
 export function openStorage(databaseUrl: string, options: StorageOptions = {}): Storage {
   const backend: Backend = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
-  const { db, dataVersion, connections } = backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length), options) : openPostgres(databaseUrl, options);
+  const { db, dataVersion, connections, checkpointer } =
+    backend === 'sqlite' ? openSqlite(databaseUrl.slice('sqlite:'.length), options) : openPostgres(databaseUrl, options);
   const notifications = backend === 'postgres' ? new PostgresNotifications(databaseUrl) : undefined;
   // Kysely's migrator takes a lock table on both backends, so concurrent starts apply each migration once.
   // On PostgreSQL its tables go in the current schema, named explicitly: otherwise the migrator
@@ -106,11 +128,14 @@ export function openStorage(databaseUrl: string, options: StorageOptions = {}): 
       }
     },
     connections,
+    checkpointer,
     async ping() {
       await sql`select id from accounts limit 1`.execute(db);
     },
     async close() {
       await notifications?.close();
+      // The worker's connection first: the server's, closed last, checkpoints what is left and removes the WAL.
+      await checkpointer?.stop();
       await db.destroy();
     },
   };

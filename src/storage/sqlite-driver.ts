@@ -24,6 +24,9 @@ function load(): typeof BetterSqlite3 {
   }
 }
 
+/** Where that package's entry point is: a worker thread loads the same one (sqlite-checkpointer.ts). */
+export const sqliteModulePath = require.resolve(sqlitePackage);
+
 /** better-sqlite3's Database class; the two majors share one API (and @types/better-sqlite3). */
 const SQLite: typeof BetterSqlite3 = load();
 // The types under the same name, as `import SQLite from 'better-sqlite3'` gives them.
