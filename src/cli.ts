@@ -106,7 +106,7 @@ function print(values: Values, json: unknown, lines: () => Array<string | false 
 async function withContext<T>(config: Config, work: (context: AppContext) => Promise<T>): Promise<T> {
   const { openContext } = await import('./context.js');
   // The account and key commands never touch a secret: they load no secrets key.
-  const context = await openContext({ ...config, metrics: undefined }, { secrets: false });
+  const context = await openContext({ ...config, metrics: undefined }, { secrets: false, backgroundCheckpoints: false });
   try {
     return await work(context);
   } finally {

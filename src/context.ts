@@ -77,13 +77,21 @@ export interface ContextOptions {
    * commands): no key is loaded or made, and anything that would seal or open one throws.
    */
   secrets?: boolean;
+  /**
+   * False for a short-lived command: SQLite checkpoints its WAL itself, as by default, instead of
+   * from a worker thread started for the server (storage/sqlite-checkpointer.ts).
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /** Opens storage, applies pending migrations and wires the services together. */
 export async function openContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
   const clock = options.clock ?? systemClock;
   const metrics = config.metrics ? new Metrics() : undefined;
-  const storage = openStorage(config.databaseUrl, { observer: metrics?.storage, backgroundCheckpoints: {} });
+  const storage = openStorage(config.databaseUrl, {
+    observer: metrics?.storage,
+    backgroundCheckpoints: options.backgroundCheckpoints === false ? undefined : {},
+  });
   let migrationsApplied: string[];
   let secrets: { box: SecretBox; status: SecretsStatus | undefined };
   try {

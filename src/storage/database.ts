@@ -6,7 +6,7 @@ import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, sql, type Dialect, type MigrationProvider } from 'kysely';
 import { QueuedSqliteDialect, type ConnectionStats } from './sqlite-dialect.js';
 import { observedDialect, type StorageObserver } from './observed-dialect.js';
-import { startBackgroundCheckpoints, type BackgroundCheckpointer } from './sqlite-checkpointer.js';
+import { startBackgroundCheckpoints, WAL_SIZE_LIMIT_BYTES, type BackgroundCheckpointer } from './sqlite-checkpointer.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { PostgresNotifications, type Notifications } from './notifications.js';
@@ -43,7 +43,7 @@ export interface StorageOptions {
    * SQLite file: checkpoint the WAL from a worker thread rather than inside commits
    * (sqlite-checkpointer.ts). For the server's storage; a short-lived command keeps SQLite's own.
    */
-  backgroundCheckpoints?: { intervalMs?: number };
+  backgroundCheckpoints?: { intervalMs?: number; restartFrames?: number };
 }
 
 function dialectFor(dialect: Dialect, options: StorageOptions): Dialect {
@@ -71,7 +71,9 @@ function openSqlite(path: string, options: StorageOptions): Opened {
   let checkpointer: BackgroundCheckpointer | undefined;
   if (options.backgroundCheckpoints && path !== ':memory:') {
     database.pragma('wal_autocheckpoint = 0');
-    checkpointer = startBackgroundCheckpoints(path, options.backgroundCheckpoints.intervalMs);
+    // After a burst past the limit, the WAL file shrinks back when it starts over.
+    database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    checkpointer = startBackgroundCheckpoints(path, { ...options.backgroundCheckpoints, pauseWrites: (work) => dialect.exclusively(work) });
   }
   return {
     db: new Kysely<Database>({ dialect: dialectFor(dialect, options) }),

@@ -2,34 +2,47 @@
 // pushes the WAL past 1,000 pages: it copies the pages into the database file and fsyncs it on the
 // server's only thread, which stalled every request and stream for up to 26 ms in the soak
 // (bench/README.md, "Long runs"). The server's connection turns automatic checkpoints off, and a
-// worker thread with a connection of its own runs a PASSIVE checkpoint every interval: it never
-// waits for a lock and never blocks the writer, and once it has copied every frame, the server's
-// next write starts the WAL over from its beginning, so the file stays as small as one interval's
-// writes.
+// worker thread with a connection of its own checkpoints instead:
+// - every interval, PASSIVE: it copies what is committed without waiting for a lock or blocking
+//   the writer. Under steady writes it never catches up, though: the writer appends while it copies,
+//   and SQLite starts the WAL over only when a write begins with every frame copied. Without more,
+//   the WAL grew by 1 GB a minute in the soak.
+// - so once the WAL holds RESTART_FRAMES, a complete one: the server holds its writes back (they
+//   wait asynchronously; the event loop goes on), the worker copies the few frames written since
+//   its last pass, and the next write starts the WAL over from its beginning.
 import { Worker } from 'node:worker_threads';
 import { sqliteModulePath } from './sqlite-driver.js';
 
-/** How often the worker checkpoints: the WAL holds at most about this long's writes. */
+/** How often the worker checkpoints. */
 export const CHECKPOINT_INTERVAL_MS = 500;
+/** WAL frames (pages, 4 KiB) past which writes pause for a complete checkpoint: the WAL stays about this size (32 MiB). */
+export const RESTART_FRAMES = 8192;
+/** The WAL file's size kept when it starts over (journal_size_limit): twice the frames a complete checkpoint waits for. */
+export const WAL_SIZE_LIMIT_BYTES = 2 * RESTART_FRAMES * 4096;
+/** Writes wait at most this long for a complete checkpoint: a worker that does not answer does not stop them. */
+const COMPLETE_TIMEOUT_MS = 2000;
 
 /**
  * The worker's code, CommonJS given as text: the same text runs from the TypeScript sources (the
  * tests) and from the build, where a worker file beside this one would exist only in the second.
+ * It answers `{ log, checkpointed }` after each pass, with `complete: true` for one asked for.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.modulePath);
 const db = new SQLite(workerData.path, { fileMustExist: true });
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
-const timer = setInterval(() => {
+function pass(complete) {
   try {
     const [result] = checkpoint.all();
-    parentPort.postMessage({ log: result.log });
+    parentPort.postMessage({ log: result.log, checkpointed: result.checkpointed, complete });
   } catch {
-    parentPort.postMessage({ error: true });
+    parentPort.postMessage({ error: true, complete });
   }
-}, workerData.intervalMs);
+}
+const timer = setInterval(() => pass(false), workerData.intervalMs);
 parentPort.on('message', (message) => {
+  if (message === 'complete') return pass(true);
   if (message !== 'stop') return;
   clearInterval(timer);
   db.close();
@@ -37,33 +50,80 @@ parentPort.on('message', (message) => {
 });
 `;
 
+type WorkerMessage = { log: number; checkpointed: number; complete: boolean } | { error: true; complete: boolean };
+
 export interface BackgroundCheckpointer {
-  /** For the status body: when the worker last checkpointed, the WAL's frames then, and failures (never a message: the body is public). */
+  /** For the status body: the last checkpoint, the WAL's frames then, WAL restarts and failures (never a message: the body is public). */
   report(): Record<string, unknown>;
   /** Stops the worker and closes its connection; the server's connection closes after it (and checkpoints last). */
   stop(): Promise<void>;
 }
 
-export function startBackgroundCheckpoints(path: string, intervalMs = CHECKPOINT_INTERVAL_MS): BackgroundCheckpointer {
+export interface CheckpointOptions {
+  intervalMs?: number;
+  restartFrames?: number;
+  /** Runs `work` with the server's writes held back (QueuedSqliteDialect.exclusively). */
+  pauseWrites: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
+export function startBackgroundCheckpoints(path: string, options: CheckpointOptions): BackgroundCheckpointer {
+  const intervalMs = options.intervalMs ?? CHECKPOINT_INTERVAL_MS;
+  const restartFrames = options.restartFrames ?? RESTART_FRAMES;
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, modulePath: sqliteModulePath, intervalMs } });
   // The worker never keeps the process alive: a server that forgot to stop it still exits.
   worker.unref();
   let lastCheckpointAt: string | null = null;
   let walFrames = 0;
+  let completeCheckpoints = 0;
   let failures = 0;
-  worker.on('message', (message: { log: number } | { error: true }) => {
-    if ('error' in message) {
-      failures++;
-      return;
+  let stopping = false;
+  /** A complete checkpoint is asked for and not yet done (at most one at a time). */
+  let asked = false;
+  /** Ends the wait for the complete checkpoint the worker is making, while writes are held back. */
+  let completing: (() => void) | undefined;
+
+  const completeCheckpoint = async (): Promise<void> => {
+    asked = true;
+    try {
+      await options.pauseWrites(
+        () =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(done, COMPLETE_TIMEOUT_MS);
+            function done(): void {
+              clearTimeout(timer);
+              completing = undefined;
+              resolve();
+            }
+            completing = done;
+            worker.postMessage('complete');
+          }),
+      );
+    } finally {
+      asked = false;
     }
-    lastCheckpointAt = new Date().toISOString();
-    walFrames = message.log;
+  };
+
+  worker.on('message', (message: WorkerMessage) => {
+    if ('error' in message) failures++;
+    else {
+      lastCheckpointAt = new Date().toISOString();
+      walFrames = message.log;
+      if (message.complete) completeCheckpoints++;
+    }
+    if (message.complete) completing?.();
+    else if (!('error' in message) && message.log >= restartFrames && !asked && !stopping) void completeCheckpoint();
   });
   worker.on('error', () => failures++);
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      completing?.();
+      resolve();
+    }),
+  );
   return {
-    report: () => ({ intervalMs, lastCheckpointAt, walFrames, failures }),
+    report: () => ({ intervalMs, lastCheckpointAt, walFrames, completeCheckpoints, failures }),
     async stop() {
+      stopping = true;
       // Referenced again while it stops: an unreferenced worker is no reason to wait, and a
       // command whose last work is this stop would exit here with its output unwritten.
       worker.ref();

@@ -197,6 +197,20 @@ class QueuedSqliteDriver implements Driver {
     });
   }
 
+  /**
+   * Runs `work` while no transaction is open on the connection and none can begin: the open group
+   * is committed first, and whoever asks for the connection meanwhile waits (asynchronously).
+   */
+  async exclusively<T>(work: () => Promise<T>): Promise<T> {
+    await this.mutex.lock();
+    try {
+      this.commitGroup();
+      return await work();
+    } finally {
+      this.mutex.unlock();
+    }
+  }
+
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
     const lease = connection as Lease;
     if (lease.released) return;
@@ -254,6 +268,11 @@ export class QueuedSqliteDialect extends SqliteDialect {
 
   connections(): ConnectionStats {
     return this.driver?.connections() ?? { total: 1, idle: 1, waiting: 0 };
+  }
+
+  /** See QueuedSqliteDriver.exclusively (before Kysely made the driver, nothing can be writing). */
+  exclusively<T>(work: () => Promise<T>): Promise<T> {
+    return this.driver ? this.driver.exclusively(work) : work();
   }
 
   override createAdapter(): DialectAdapter {
