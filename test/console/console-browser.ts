@@ -73,6 +73,15 @@ export async function seriousAccessibilityViolations(page: Page): Promise<AxeVio
 }
 
 /** Opens a console page by its navigation link, as a user does, and waits for its heading. */
+/**
+ * Waits until nothing on the page is loading: no `.busy` element. The locator's first match is gone
+ * only when none is left; `.busy` itself would refuse a page with two at once (strict mode: the
+ * schedules page loads its list and its recent runs together).
+ */
+export async function loaded(page: Page): Promise<void> {
+  await page.locator('.busy').first().waitFor({ state: 'detached' });
+}
+
 export async function goTo(page: Page, linkName: string, heading = linkName): Promise<void> {
   await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: linkName, exact: true }).click();
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();

@@ -9,7 +9,7 @@ import { useTestApp } from '../support/app.js';
 import { describeInBrowser, launchBrowser } from '../support/browser.js';
 import { until } from '../support/wait.js';
 import { Receiver } from '../webhooks/support.js';
-import { goTo, openConsole, seriousAccessibilityViolations, type ConsolePage } from './console-browser.js';
+import { goTo, loaded, openConsole, seriousAccessibilityViolations, type ConsolePage } from './console-browser.js';
 
 const PAGES: Array<[link: string, heading: string]> = [
   ['Account', 'Account'],
@@ -333,7 +333,7 @@ describeInBrowser('the developer console in Chromium', () => {
       await narrow.page.getByRole('heading', { name: 'Connected key' }).waitFor();
       for (const [link, heading] of PAGES) {
         await goTo(narrow.page, link, heading);
-        await narrow.page.locator('.busy').waitFor({ state: 'detached' });
+        await loaded(narrow.page);
         await expectAccessible(`${heading} at 375 px`, narrow.page);
         const width = await narrow.page.evaluate<number>('document.documentElement.scrollWidth');
         expect(width, `${heading} at 375 px`).toBeLessThanOrEqual(375);

@@ -10,7 +10,7 @@ import { useTestApp } from '../support/app.js';
 import { launchBrowser } from '../support/browser.js';
 import { until } from '../support/wait.js';
 import { Receiver } from '../webhooks/support.js';
-import { goTo, openConsole } from './console-browser.js';
+import { goTo, loaded, openConsole } from './console-browser.js';
 
 const OUTPUT = join(process.cwd(), 'docs', 'console');
 
@@ -33,7 +33,7 @@ afterAll(async () => {
 
 async function shoot(page: Page, name: string, width: number): Promise<void> {
   // Nothing still loading, and the row highlight of a live change faded.
-  await page.locator('.busy').waitFor({ state: 'detached' });
+  await loaded(page);
   await page.waitForTimeout(2200);
   await page.screenshot({ path: join(OUTPUT, `${name}-${width}.png`), fullPage: true });
 }
