@@ -73,7 +73,13 @@ function openSqlite(path: string, options: StorageOptions): Opened {
     database.pragma('wal_autocheckpoint = 0');
     // After a burst past the limit, the WAL file shrinks back when it starts over.
     database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-    checkpointer = startBackgroundCheckpoints(path, { ...options.backgroundCheckpoints, pauseWrites: (work) => dialect.exclusively(work) });
+    checkpointer = startBackgroundCheckpoints(path, {
+      ...options.backgroundCheckpoints,
+      pauseWrites: (work) => dialect.exclusively(work),
+      onLost: () => {
+        if (database.open) database.pragma('wal_autocheckpoint = 1000');
+      },
+    });
   }
   return {
     db: new Kysely<Database>({ dialect: dialectFor(dialect, options) }),

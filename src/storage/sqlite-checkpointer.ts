@@ -53,7 +53,7 @@ parentPort.on('message', (message) => {
 type WorkerMessage = { log: number; checkpointed: number; complete: boolean } | { error: true; complete: boolean };
 
 export interface BackgroundCheckpointer {
-  /** For the status body: the last checkpoint, the WAL's frames then, WAL restarts and failures (never a message: the body is public). */
+  /** For the status body: whether it runs, the last checkpoint, the WAL's frames then, complete checkpoints and failures (never a message: the body is public). */
   report(): Record<string, unknown>;
   /** Stops the worker and closes its connection; the server's connection closes after it (and checkpoints last). */
   stop(): Promise<void>;
@@ -64,6 +64,12 @@ export interface CheckpointOptions {
   restartFrames?: number;
   /** Runs `work` with the server's writes held back (QueuedSqliteDialect.exclusively). */
   pauseWrites: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
+   * The worker ended without being stopped (it could not open the database, or crashed): nobody
+   * checkpoints any more, and the server's connection must go back to SQLite's own checkpoints
+   * or the WAL grows without end.
+   */
+  onLost: () => void;
 }
 
 export function startBackgroundCheckpoints(path: string, options: CheckpointOptions): BackgroundCheckpointer {
@@ -113,15 +119,22 @@ export function startBackgroundCheckpoints(path: string, options: CheckpointOpti
     if (message.complete) completing?.();
     else if (!('error' in message) && message.log >= restartFrames && !asked && !stopping) void completeCheckpoint();
   });
-  worker.on('error', () => failures++);
+  // Counted when it exits (an uncaught error ends the worker): a listener keeps it from throwing here.
+  worker.on('error', () => undefined);
+  let lost = false;
   const exited = new Promise<void>((resolve) =>
     worker.once('exit', () => {
       completing?.();
+      if (!stopping) {
+        lost = true;
+        failures++;
+        options.onLost();
+      }
       resolve();
     }),
   );
   return {
-    report: () => ({ intervalMs, lastCheckpointAt, walFrames, completeCheckpoints, failures }),
+    report: () => ({ running: !stopping && !lost, intervalMs, lastCheckpointAt, walFrames, completeCheckpoints, failures }),
     async stop() {
       stopping = true;
       // Referenced again while it stops: an unreferenced worker is no reason to wait, and a

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
+import { startBackgroundCheckpoints } from '../../src/storage/sqlite-checkpointer.js';
 
 /** 8 MB in 400 transactions of 20 rows of 1 KB: far past SQLite's automatic checkpoint at 1,000 pages (4 MB). */
 const TRANSACTIONS = 400;
@@ -117,6 +118,17 @@ describe('background WAL checkpoints', () => {
     await storage!.close();
     storage = undefined;
     expect(existsSync(`${file}-wal`)).toBe(false);
+  });
+
+  it('hands checkpoints back to the server when the worker ends unasked (here: it cannot open the database)', async () => {
+    let lost = 0;
+    const checkpointer = startBackgroundCheckpoints(join(directory, 'missing.db'), { intervalMs: 10, pauseWrites: (work) => work(), onLost: () => lost++ });
+    const deadline = Date.now() + 5000;
+    while (lost === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lost).toBe(1);
+    expect(checkpointer.report()).toMatchObject({ running: false, lastCheckpointAt: null, failures: 1 });
+    await checkpointer.stop();
+    expect(lost).toBe(1);
   });
 
   it('runs no worker for an in-memory database or without the option', async () => {
