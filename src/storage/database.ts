@@ -77,7 +77,7 @@ function openSqlite(path: string, options: StorageOptions): Opened {
       ...options.backgroundCheckpoints,
       pauseWrites: (work) => dialect.exclusively(work),
       onLost: () => {
-        if (database.open) database.pragma('wal_autocheckpoint = 1000');
+        if (database.open) database.pragma('wal_autocheckpoint = 1000'); // SQLite's default
       },
     });
   }

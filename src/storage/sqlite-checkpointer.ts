@@ -25,7 +25,7 @@ const COMPLETE_TIMEOUT_MS = 2000;
 /**
  * The worker's code, CommonJS given as text: the same text runs from the TypeScript sources (the
  * tests) and from the build, where a worker file beside this one would exist only in the second.
- * It answers `{ log, checkpointed }` after each pass, with `complete: true` for one asked for.
+ * It answers `{ log }` (the WAL's frames) after each pass, with `complete: true` for one asked for.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -35,7 +35,7 @@ const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
 function pass(complete) {
   try {
     const [result] = checkpoint.all();
-    parentPort.postMessage({ log: result.log, checkpointed: result.checkpointed, complete });
+    parentPort.postMessage({ log: result.log, complete });
   } catch {
     parentPort.postMessage({ error: true, complete });
   }
@@ -50,7 +50,7 @@ parentPort.on('message', (message) => {
 });
 `;
 
-type WorkerMessage = { log: number; checkpointed: number; complete: boolean } | { error: true; complete: boolean };
+type WorkerMessage = { log: number; complete: boolean } | { error: true; complete: boolean };
 
 export interface BackgroundCheckpointer {
   /** For the status body: whether it runs, the last checkpoint, the WAL's frames then, complete checkpoints and failures (never a message: the body is public). */

@@ -72,7 +72,6 @@ export async function seriousAccessibilityViolations(page: Page): Promise<AxeVio
   return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
 }
 
-/** Opens a console page by its navigation link, as a user does, and waits for its heading. */
 /**
  * Waits until nothing on the page is loading: no `.busy` element. The locator's first match is gone
  * only when none is left; `.busy` itself would refuse a page with two at once (strict mode: the
@@ -82,6 +81,7 @@ export async function loaded(page: Page): Promise<void> {
   await page.locator('.busy').first().waitFor({ state: 'detached' });
 }
 
+/** Opens a console page by its navigation link, as a user does, and waits for its heading. */
 export async function goTo(page: Page, linkName: string, heading = linkName): Promise<void> {
   await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: linkName, exact: true }).click();
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
