@@ -33,9 +33,12 @@ const resourceEvent = (id: number, type: string, value: Resource): Event => ({ i
 /** A loader over a fixed account, counting its calls; `gates[n]` holds the n-th load (from 0) until released. */
 function fakeStorage(records: ResourceRecord[], newestEventId: number) {
   const state = { records, newestEventId, loads: 0, gates: [] as Array<Promise<void> | undefined> };
-  const load: LoadResources = async (_accountId, limit, afterSeq = 0) => {
+  const load: LoadResources = async (_accountId, limit, afterSeq = 0, orderLimit) => {
     const gate = state.gates[state.loads++];
-    const snapshot = { records: state.records.filter((each) => each.createdSeq > afterSeq).slice(0, limit), newestEventId: state.newestEventId };
+    const records = state.records.filter((each) => each.createdSeq > afterSeq).slice(0, limit);
+    // As the service: the creation order with a first read that is a full chunk.
+    const creationOrder = orderLimit !== undefined && records.length === limit ? state.records.slice(0, orderLimit).map((each) => each.createdSeq) : undefined;
+    const snapshot = { records, newestEventId: state.newestEventId, creationOrder };
     await gate;
     return snapshot;
   };
@@ -186,6 +189,40 @@ describe('InMemoryResourceReadModel', () => {
     expect(idsOf(view.list({ tags: [], limit: 2, offset: 23 }))).toEqual(['res_24', 'res_new']);
   });
 
+  it('knows where each position of the whole account starts while reading it, until a deletion is announced', async () => {
+    const storage = accountOf(25);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    let release = () => {};
+    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    expect(await model.view('acc_1')).toBeUndefined();
+    // Past the first chunk (10) too: the order covers the whole account.
+    expect([0, 9, 10, 24].map((offset) => model.creationSeqAt('acc_1', offset))).toEqual([1, 10, 11, 25]);
+    expect(model.creationSeqAt('acc_1', 25)).toBeUndefined();
+    expect(model.creationSeqAt('acc_2', 0)).toBeUndefined();
+    // Updates and creations leave every position where it was.
+    model.committed('acc_1', [resourceEvent(26, 'resource.updated', resource('res_3', 2)), resourceEvent(27, 'resource.created', resource('res_new'))]);
+    expect(model.creationSeqAt('acc_1', 24)).toBe(25);
+    model.committed('acc_1', [resourceEvent(28, 'resource.deleted', resource('res_5'))]);
+    expect(model.creationSeqAt('acc_1', 0)).toBeUndefined();
+    storage.state.records = [...storage.state.records.filter((each) => each.id !== 'res_5'), record(resource('res_new'), 27)];
+    release();
+    await vi.waitFor(() => expect(model.held('acc_1')).toBeDefined());
+    // Read: memory answers, and nothing is kept of the order.
+    expect(model.creationSeqAt('acc_1', 0)).toBeUndefined();
+    expect((await viewOf(model)).list({ tags: [], limit: 1, offset: 24 }).total).toBe(25);
+  });
+
+  it('reads no creation order for an account that fits one chunk', async () => {
+    const storage = accountOf(9);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    let release = () => {};
+    storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
+    const viewing = model.view('acc_1');
+    expect(model.creationSeqAt('acc_1', 0)).toBeUndefined();
+    release();
+    expect(await viewing).toBeDefined();
+  });
+
   it('leaves an account larger than half its budget to storage, and keeps it again once it has shrunk', async () => {
     const storage = accountOf(40);
     const weight = storage.state.records[0]!.json.length + 420;
@@ -201,6 +238,17 @@ describe('InMemoryResourceReadModel', () => {
     storage.state.records = storage.state.records.slice(0, 9);
     await new Promise((resolve) => setTimeout(resolve, 350));
     expect((await viewOf(model)).list({ tags: [], limit: 1, offset: 0 }).total).toBe(9);
+  });
+
+  it('knows an account too large from its creation order, without reading the rest', async () => {
+    const storage = accountOf(40);
+    // Half of what the cache counts (8/9 of the budget) is 4,200 bytes: at most 10 entries of 420 bytes besides their JSON.
+    const model = new InMemoryResourceReadModel(storage.load, undefined, 9_450, 300, 10);
+    expect(await model.view('acc_1')).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(storage.state.loads).toBe(1);
+    expect(model.view('acc_1')).toBeUndefined();
+    expect(storage.state.loads).toBe(1);
   });
 
   it('forgets an account that grows past half its budget as it follows its commits', async () => {

@@ -47,6 +47,12 @@ export interface ResourceReadModel {
   view(accountId: string): ResourceView | undefined | Promise<ResourceView | undefined>;
   /** The account's resources if memory holds them now; never reads storage (safe inside a transaction). */
   held(accountId: string): ResourceView | undefined;
+  /**
+   * While the account is being read and storage answers: the `created_seq` of its resource at
+   * `offset` in creation order, if known, so that a page of the whole account read from storage
+   * starts there instead of walking `offset` index entries.
+   */
+  creationSeqAt(accountId: string, offset: number): number | undefined;
   /** After commit: the account's new events, in id order. */
   committed(accountId: string, events: readonly Event[]): void;
 }
@@ -54,11 +60,20 @@ export interface ResourceReadModel {
 /**
  * Reads at most `limit` of an account's resources in creation order: the first ones together with
  * the account's newest event id, in one transaction, or (with `afterSeq`) those created after
- * `afterSeq`, committed as of now.
+ * `afterSeq`, committed as of now. With `orderLimit`, when the first read is a full `limit`, the
+ * same transaction also reads the account's creation order: the `created_seq` of its first
+ * `orderLimit` resources (the index alone).
  */
-export type LoadResources = (accountId: string, limit: number, afterSeq?: number) => Promise<{ records: ResourceRecord[]; newestEventId: number }>;
+export type LoadResources = (
+  accountId: string,
+  limit: number,
+  afterSeq?: number,
+  orderLimit?: number,
+) => Promise<{ records: ResourceRecord[]; newestEventId: number; creationOrder?: number[] }>;
 
 const weightOf = (record: ResourceRecord) => record.json.length + ENTRY_OVERHEAD;
+
+const isDeletion = (event: Event) => event.type === 'resource.deleted';
 
 /** Where a record of `createdSeq` stands (or would stand) in a list ordered by `createdSeq`. */
 function positionOf(list: readonly ResourceRecord[], createdSeq: number): number {
@@ -202,6 +217,12 @@ interface Fill {
   background: boolean;
   /** Set when what it read can no longer be trusted (another process wrote). */
   abandoned: boolean;
+  /**
+   * Every resource's `created_seq` in creation order, read with the first chunk: positions in the
+   * whole account's list. Creations only add at the end; a deletion announced since moves them,
+   * and this is dropped.
+   */
+  creationOrder?: number[];
 }
 
 export class InMemoryResourceReadModel implements ResourceReadModel {
@@ -259,8 +280,16 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
 
   private async runFill(accountId: string, fill: Fill, firstChunkRead: (view: undefined) => void): Promise<ResourceView | undefined> {
     try {
-      const first = await this.load(accountId, this.chunk);
+      // One more than what could fit: an account that long is known to be too large at once.
+      const fitting = Math.floor(this.maxViewBytes / ENTRY_OVERHEAD);
+      const first = await this.load(accountId, this.chunk, undefined, fitting + 1);
+      if (first.creationOrder && first.creationOrder.length > fitting) {
+        this.tooLarge.set(accountId, true);
+        return undefined;
+      }
       const view = new AccountResources(first.newestEventId);
+      // Unless a deletion was announced while the first chunk was read.
+      if (!fill.events.some(isDeletion)) fill.creationOrder = first.creationOrder;
       let records = first.records;
       while (!fill.abandoned) {
         for (const record of records) view.put(record);
@@ -305,8 +334,16 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     this.fills.clear();
   }
 
+  creationSeqAt(accountId: string, offset: number): number | undefined {
+    return this.fills.get(accountId)?.creationOrder?.[offset];
+  }
+
   committed(accountId: string, events: readonly Event[]): void {
-    this.fills.get(accountId)?.events.push(...events);
+    const fill = this.fills.get(accountId);
+    if (fill) {
+      fill.events.push(...events);
+      if (fill.creationOrder && events.some(isDeletion)) fill.creationOrder = undefined;
+    }
     const view = this.views.peek(accountId);
     if (!view) return;
     for (const event of events) {
@@ -331,6 +368,10 @@ export class NoResourceReadModel implements ResourceReadModel {
   }
 
   held(): undefined {
+    return undefined;
+  }
+
+  creationSeqAt(): undefined {
     return undefined;
   }
 

@@ -14,6 +14,7 @@ import {
   findResourceJson,
   insertResource,
   listResourcesJson,
+  resourceCreationOrder,
   resourceRecords,
   updateResource,
   type Resource,
@@ -98,12 +99,14 @@ export class ResourcesService {
     readModel: (load: LoadResources) => ResourceReadModel,
     domain: DomainEvents,
   ) {
-    this.views = readModel(async (accountId, limit, afterSeq) =>
+    this.views = readModel(async (accountId, limit, afterSeq, orderLimit) =>
       afterSeq === undefined
-        ? db.transaction().execute(async (trx) => ({
-            newestEventId: await events.newestId(accountId, trx),
-            records: await resourceRecords(trx, accountId, limit),
-          }))
+        ? db.transaction().execute(async (trx) => {
+            const newestEventId = await events.newestId(accountId, trx);
+            const records = await resourceRecords(trx, accountId, limit);
+            const creationOrder = orderLimit !== undefined && records.length === limit ? await resourceCreationOrder(trx, accountId, orderLimit) : undefined;
+            return { newestEventId, records, creationOrder };
+          })
         : { newestEventId: 0, records: await resourceRecords(db, accountId, limit, afterSeq) },
     );
     domain.afterCommit('events.appended', ({ accountId, events: committed }) => this.views.committed(accountId, committed));
@@ -158,7 +161,14 @@ export class ResourcesService {
   async listJson(accountId: string, query: ResourceQuery): Promise<JsonParts> {
     let view = this.views.view(accountId);
     if (view instanceof Promise) view = await view;
-    const { data, total } = view ? view.list(query) : await listResourcesJson(this.db, accountId, query);
+    const { data, total } = view
+      ? view.list(query)
+      : await listResourcesJson(
+          this.db,
+          accountId,
+          query,
+          query.type === undefined && query.tags.length === 0 ? this.views.creationSeqAt(accountId, query.offset) : undefined,
+        );
     const hasMore = query.offset + data.length < total;
     return { head: '{"data":[', items: data, tail: `],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}` };
   }

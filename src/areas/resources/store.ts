@@ -290,13 +290,24 @@ async function countMatching(db: Executor, accountId: string, query: ResourceQue
   return Number((await queries.count.first(db, params))?.total ?? 0);
 }
 
-/** A page of resources in creation order, each as JSON (resourceJson, UTF-8), and how many match in all. */
-export async function listResourcesJson(db: Executor, accountId: string, query: ResourceQuery): Promise<{ data: Buffer[]; total: number }> {
+/** A page of the whole account from a known first `created_seq` (the read model's creation order). */
+const pageFromSeq = prepare((db, p: { accountId: string; startSeq: number; limit: number }) =>
+  db.selectFrom('resources').select(COLUMNS).where('account_id', '=', p.accountId).where('created_seq', '>=', p.startSeq).orderBy('created_seq').limit(p.limit),
+);
+
+/**
+ * A page of resources in creation order, each as JSON (resourceJson, UTF-8), and how many match in
+ * all. `startSeq`: for the whole account (no filter), the `created_seq` at `query.offset`, when known.
+ */
+export async function listResourcesJson(db: Executor, accountId: string, query: ResourceQuery, startSeq?: number): Promise<{ data: Buffer[]; total: number }> {
   const queries = listQueriesFor(query.type !== undefined, query.tags.length);
   const params = { accountId, type: query.type ?? '', limit: query.limit, offset: query.offset } as ListParams;
   for (const [index, tag] of query.tags.entries()) params[`tag${index}`] = tag;
-  const page = query.offset === 0 ? queries.page : queries.deepPage;
-  const [rows, total] = await Promise.all([page.rows(db, params), countMatching(db, accountId, query, queries, params)]);
+  const page =
+    startSeq !== undefined
+      ? pageFromSeq.rows(db, { accountId, startSeq, limit: query.limit })
+      : (query.offset === 0 ? queries.page : queries.deepPage).rows(db, params);
+  const [rows, total] = await Promise.all([page, countMatching(db, accountId, query, queries, params)]);
   return { data: rows.map((row) => Buffer.from(resourceJson(row))), total };
 }
 
@@ -330,6 +341,15 @@ export async function resourceRecords(db: Executor, accountId: string, limit: nu
     createdSeq: Number(row.created_seq),
     json: ownBytes(resourceJson(row)),
   }));
+}
+
+const creationOrder = prepare((db, p: { accountId: string; limit: number }) =>
+  db.selectFrom('resources').select('created_seq').where('account_id', '=', p.accountId).orderBy('created_seq').limit(p.limit),
+);
+
+/** The `created_seq` of the account's first `limit` resources in creation order: its index alone. */
+export async function resourceCreationOrder(db: Executor, accountId: string, limit: number): Promise<number[]> {
+  return (await creationOrder.rows(db, { accountId, limit })).map((row) => Number(row.created_seq));
 }
 
 /** Every resource of the account, in creation order (snapshots). */
