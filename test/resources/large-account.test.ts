@@ -163,7 +163,11 @@ describe('a large account beside a small one', () => {
       // page of the whole account starts at the position the creation order read first gives.
       expect((await app.request({ url: '/api/v1/resources?limit=1', key: large.account.key })).status).toBe(200);
       expect(readModelOf(app).held(large.account.accountId)).toBeUndefined();
-      expect(readModelOf(app).creationSeqAt(large.account.accountId, LARGE - 1)).toBeDefined();
+      expect(
+        readModelOf(app)
+          .reading(large.account.accountId)
+          ?.creationSeqAt(LARGE - 1),
+      ).toBeDefined();
     }
     await Promise.all([expectComplete(app, large), expectComplete(app, small)]);
   });

@@ -196,20 +196,62 @@ describe('InMemoryResourceReadModel', () => {
     storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
     expect(await model.view('acc_1')).toBeUndefined();
     // Past the first chunk (10) too: the order covers the whole account.
-    expect([0, 9, 10, 24].map((offset) => model.creationSeqAt('acc_1', offset))).toEqual([1, 10, 11, 25]);
-    expect(model.creationSeqAt('acc_1', 25)).toBeUndefined();
-    expect(model.creationSeqAt('acc_2', 0)).toBeUndefined();
+    expect([0, 9, 10, 24].map((offset) => model.reading('acc_1')?.creationSeqAt(offset))).toEqual([1, 10, 11, 25]);
+    expect(model.reading('acc_1')?.creationSeqAt(25)).toBeUndefined();
+    expect(model.reading('acc_2')?.creationSeqAt(0)).toBeUndefined();
     // Updates and creations leave every position where it was.
     model.committed('acc_1', [resourceEvent(26, 'resource.updated', resource('res_3', 2)), resourceEvent(27, 'resource.created', resource('res_new'))]);
-    expect(model.creationSeqAt('acc_1', 24)).toBe(25);
+    expect(model.reading('acc_1')?.creationSeqAt(24)).toBe(25);
     model.committed('acc_1', [resourceEvent(28, 'resource.deleted', resource('res_5'))]);
-    expect(model.creationSeqAt('acc_1', 0)).toBeUndefined();
+    expect(model.reading('acc_1')?.creationSeqAt(0)).toBeUndefined();
     storage.state.records = [...storage.state.records.filter((each) => each.id !== 'res_5'), record(resource('res_new'), 27)];
     release();
     await vi.waitFor(() => expect(model.held('acc_1')).toBeDefined());
     // Read: memory answers, and nothing is kept of the order.
-    expect(model.creationSeqAt('acc_1', 0)).toBeUndefined();
+    expect(model.reading('acc_1')?.creationSeqAt(0)).toBeUndefined();
     expect((await viewOf(model)).list({ tags: [], limit: 1, offset: 24 }).total).toBe(25);
+  });
+
+  it('answers from what is read so far while nothing changed, and leaves the rest to storage', async () => {
+    const storage = accountOf(25);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    let release = () => {};
+    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    expect(await model.view('acc_1')).toBeUndefined();
+    const reading = model.reading('acc_1')!;
+    // The first chunk: res_0 to res_9.
+    expect(reading.get('res_9')?.id).toBe('res_9');
+    expect(reading.get('res_10')).toBeUndefined();
+    expect(idsOf({ data: reading.pageWithin({ tags: [], limit: 3, offset: 7 })! })).toEqual(['res_7', 'res_8', 'res_9']);
+    expect(reading.pageWithin({ tags: [], limit: 3, offset: 8 })).toBeUndefined();
+    expect(idsOf({ data: reading.pageWithin({ tags: ['tenth'], limit: 1, offset: 0 })! })).toEqual(['res_0']);
+    // Only res_0 of the tag is read: a page of two may need a later chunk.
+    expect(reading.pageWithin({ tags: ['tenth'], limit: 2, offset: 0 })).toBeUndefined();
+    expect(reading.pageWithin({ type: 'sensor', tags: ['tenth'], limit: 1, offset: 0 })).toBeUndefined();
+    // The whole account's total from its creation order; a filter's once storage counted it.
+    expect(reading.total({ tags: [], limit: 1, offset: 0 })).toBe(25);
+    expect(reading.total({ tags: ['tenth'], limit: 1, offset: 0 })).toBeUndefined();
+    reading.counted({ tags: ['tenth'], limit: 1, offset: 0 }, 3);
+    reading.counted({ type: 'sensor', tags: ['tenth'], limit: 1, offset: 0 }, 2);
+    expect(reading.total({ tags: ['tenth'], limit: 50, offset: 2 })).toBe(3);
+    expect(reading.total({ type: 'sensor', tags: ['tenth'], limit: 1, offset: 0 })).toBeUndefined();
+    // Another kind of event changes no resource; an update does, and from then on storage answers
+    // (positions still hold: only a deletion moves them).
+    model.committed('acc_1', [{ id: 26, type: 'custom.ping', data: {}, createdAt: '2026-11-23T10:00:00.000Z' }]);
+    expect(reading.get('res_9')).toBeDefined();
+    model.committed('acc_1', [resourceEvent(27, 'resource.updated', resource('res_9', 2))]);
+    expect(reading.get('res_9')).toBeUndefined();
+    expect(reading.get('res_0')).toBeUndefined();
+    expect(reading.pageWithin({ tags: [], limit: 1, offset: 0 })).toBeUndefined();
+    expect(reading.total({ tags: [], limit: 1, offset: 0 })).toBeUndefined();
+    expect(reading.total({ tags: ['tenth'], limit: 1, offset: 0 })).toBeUndefined();
+    reading.counted({ tags: ['tenth'], limit: 1, offset: 0 }, 3);
+    expect(reading.total({ tags: ['tenth'], limit: 1, offset: 0 })).toBeUndefined();
+    expect(reading.creationSeqAt(24)).toBe(25);
+    release();
+    await vi.waitFor(() => expect(model.held('acc_1')).toBeDefined());
+    expect(model.reading('acc_1')).toBeUndefined();
+    expect((await viewOf(model)).get('res_9')?.version).toBe(2);
   });
 
   it('reads no creation order for an account that fits one chunk', async () => {
@@ -218,7 +260,8 @@ describe('InMemoryResourceReadModel', () => {
     let release = () => {};
     storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
     const viewing = model.view('acc_1');
-    expect(model.creationSeqAt('acc_1', 0)).toBeUndefined();
+    expect(model.reading('acc_1')?.creationSeqAt(0)).toBeUndefined();
+    expect(model.reading('acc_1')?.get('res_0')).toBeUndefined();
     release();
     expect(await viewing).toBeDefined();
   });

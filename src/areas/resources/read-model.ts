@@ -42,17 +42,31 @@ export interface ResourceView {
   list(query: ResourceQuery): { data: Buffer[]; total: number };
 }
 
+/**
+ * An account being read into memory. Until a change of its resources is announced, what is read
+ * so far is its first resources in creation order as they are, so it answers what lies wholly
+ * within it; positions in the whole account hold until a deletion is announced.
+ */
+export interface ReadingResources {
+  /** The resource, if read already and nothing changed since the reading began. */
+  get(id: string): ResourceRecord | undefined;
+  /** A page of the whole account or of one filter, if it lies wholly within what is read and nothing changed. */
+  pageWithin(query: ResourceQuery): Buffer[] | undefined;
+  /** The `created_seq` of the whole account's resource at `offset`, so that a page read from storage starts there instead of walking `offset` index entries. */
+  creationSeqAt(offset: number): number | undefined;
+  /** How many resources the query's filters match, if known and nothing changed: the whole account's from its creation order, a filter's once counted. */
+  total(query: ResourceQuery): number | undefined;
+  /** A count storage gave for the query's filters, kept until something changes. */
+  counted(query: ResourceQuery, total: number): void;
+}
+
 export interface ResourceReadModel {
   /** The account's resources, or undefined when storage must answer; may read the account first. */
   view(accountId: string): ResourceView | undefined | Promise<ResourceView | undefined>;
   /** The account's resources if memory holds them now; never reads storage (safe inside a transaction). */
   held(accountId: string): ResourceView | undefined;
-  /**
-   * While the account is being read and storage answers: the `created_seq` of its resource at
-   * `offset` in creation order, if known, so that a page of the whole account read from storage
-   * starts there instead of walking `offset` index entries.
-   */
-  creationSeqAt(accountId: string, offset: number): number | undefined;
+  /** While the account is being read into memory (storage answers meanwhile): what helps storage answer. */
+  reading(accountId: string): ReadingResources | undefined;
   /** After commit: the account's new events, in id order. */
   committed(accountId: string, events: readonly Event[]): void;
 }
@@ -74,6 +88,7 @@ export type LoadResources = (
 const weightOf = (record: ResourceRecord) => record.json.length + ENTRY_OVERHEAD;
 
 const isDeletion = (event: Event) => event.type === 'resource.deleted';
+const isResourceChange = (event: Event) => event.type.startsWith('resource.');
 
 /** Where a record of `createdSeq` stands (or would stand) in a list ordered by `createdSeq`. */
 function positionOf(list: readonly ResourceRecord[], createdSeq: number): number {
@@ -142,6 +157,14 @@ class AccountResources implements ResourceView {
     return { data: matching.slice(offset, offset + limit).map((record) => record.json), total: matching.length };
   }
 
+  /** A page of the whole account or of one filter, if it lies wholly within what is held. */
+  pageWithin({ type, tags, limit, offset }: ResourceQuery): Buffer[] | undefined {
+    if (tags.length > 1 || (type !== undefined && tags.length > 0)) return undefined;
+    const list = type !== undefined ? this.byType.get(type) : tags.length === 1 ? this.byTag.get(tags[0]!) : this.ordered;
+    if (!list || offset + limit > list.length) return undefined;
+    return list.slice(offset, offset + limit).map((record) => record.json);
+  }
+
   /** Adds a record, or replaces the one of the same id (same creation). */
   put(record: ResourceRecord): void {
     const existing = this.byId.get(record.id);
@@ -208,21 +231,69 @@ class AccountResources implements ResourceView {
   }
 }
 
+/** Filters whose counts an account being read keeps: bounded, like everything held. */
+const COUNTED_FILTERS = 1_000;
+
+/** The key of a single filter's count (a type or one tag); undefined for several filters. */
+function filterKey({ type, tags }: ResourceQuery): string | undefined {
+  if (tags.length === 0) return type === undefined ? '' : `type:${type}`;
+  return tags.length === 1 && type === undefined ? `tag:${tags[0]}` : undefined;
+}
+
 /** An account being read: the events committed meanwhile wait here, to be applied once it is read. */
-interface Fill {
-  events: Event[];
+class Fill implements ReadingResources {
+  readonly events: Event[] = [];
   /** Settles when the first chunk is read: the view when that was the whole account, else undefined. */
-  firstChunk: Promise<ResourceView | undefined>;
-  /** Past the first chunk: readers are answered by storage until the rest is read. */
-  background: boolean;
+  firstChunk: Promise<ResourceView | undefined> = Promise.resolve(undefined);
+  /** Past the first chunk: readers are answered by storage (and `readSoFar`) until the rest is read. */
+  background = false;
   /** Set when what it read can no longer be trusted (another process wrote). */
-  abandoned: boolean;
+  abandoned = false;
   /**
    * Every resource's `created_seq` in creation order, read with the first chunk: positions in the
    * whole account's list. Creations only add at the end; a deletion announced since moves them,
    * and this is dropped.
    */
   creationOrder?: number[];
+  /** What is read so far, while no change of the account's resources was announced since the reading began. */
+  readSoFar?: AccountResources;
+  /** Counts of single filters storage gave, while nothing changed. */
+  private readonly counts = new Map<string, number>();
+
+  /** After commit: the account's new events. */
+  announced(events: readonly Event[]): void {
+    this.events.push(...events);
+    if (this.creationOrder && events.some(isDeletion)) this.creationOrder = undefined;
+    if (this.readSoFar && events.some(isResourceChange)) {
+      this.readSoFar = undefined;
+      this.counts.clear();
+    }
+  }
+
+  get(id: string): ResourceRecord | undefined {
+    return this.readSoFar?.get(id);
+  }
+
+  pageWithin(query: ResourceQuery): Buffer[] | undefined {
+    return this.readSoFar?.pageWithin(query);
+  }
+
+  creationSeqAt(offset: number): number | undefined {
+    return this.creationOrder?.[offset];
+  }
+
+  total(query: ResourceQuery): number | undefined {
+    if (!this.readSoFar) return undefined;
+    const key = filterKey(query);
+    // Nothing changed since the order was read, so its length is the account's size.
+    if (key === '') return this.creationOrder?.length;
+    return key === undefined ? undefined : this.counts.get(key);
+  }
+
+  counted(query: ResourceQuery, total: number): void {
+    const key = filterKey(query);
+    if (this.readSoFar && key && this.counts.size < COUNTED_FILTERS) this.counts.set(key, total);
+  }
 }
 
 export class InMemoryResourceReadModel implements ResourceReadModel {
@@ -266,7 +337,7 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
   }
 
   private startFill(accountId: string): Fill {
-    const fill: Fill = { events: [], firstChunk: Promise.resolve(undefined), background: false, abandoned: false };
+    const fill = new Fill();
     // Registered before the first read, so every event committed after what it reads is caught.
     this.fills.set(accountId, fill);
     let resolveFirst: (view: ResourceView | undefined) => void = () => {};
@@ -299,9 +370,11 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
           return undefined;
         }
         if (!fill.background) {
-          // More than one chunk: readers are answered by storage (its counts and indexes make that
-          // fast too) while the rest is read a chunk at a time, letting requests through between.
+          // More than one chunk: readers are answered by what is read so far and by storage (its
+          // counts and indexes make that fast too) while the rest is read a chunk at a time,
+          // letting requests through between.
           fill.background = true;
+          if (!fill.events.some(isResourceChange)) fill.readSoFar = view;
           firstChunkRead(undefined);
         }
         await new Promise((resolve) => setImmediate(resolve));
@@ -334,16 +407,12 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     this.fills.clear();
   }
 
-  creationSeqAt(accountId: string, offset: number): number | undefined {
-    return this.fills.get(accountId)?.creationOrder?.[offset];
+  reading(accountId: string): ReadingResources | undefined {
+    return this.fills.get(accountId);
   }
 
   committed(accountId: string, events: readonly Event[]): void {
-    const fill = this.fills.get(accountId);
-    if (fill) {
-      fill.events.push(...events);
-      if (fill.creationOrder && events.some(isDeletion)) fill.creationOrder = undefined;
-    }
+    this.fills.get(accountId)?.announced(events);
     const view = this.views.peek(accountId);
     if (!view) return;
     for (const event of events) {
@@ -371,7 +440,7 @@ export class NoResourceReadModel implements ResourceReadModel {
     return undefined;
   }
 
-  creationSeqAt(): undefined {
+  reading(): undefined {
     return undefined;
   }
 

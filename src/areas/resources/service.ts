@@ -14,6 +14,7 @@ import {
   findResourceJson,
   insertResource,
   listResourcesJson,
+  countResources,
   resourceCreationOrder,
   resourceRecords,
   updateResource,
@@ -152,7 +153,7 @@ export class ResourcesService {
     let view = this.views.view(accountId);
     // Kept views answer without a promise: this is the hottest read of the API.
     if (view instanceof Promise) view = await view;
-    const resource = view ? view.get(id) : await findResourceJson(this.db, accountId, id);
+    const resource = view ? view.get(id) : (this.views.reading(accountId)?.get(id) ?? (await findResourceJson(this.db, accountId, id)));
     if (!resource) throw notFound('Resource');
     return resource;
   }
@@ -161,16 +162,24 @@ export class ResourcesService {
   async listJson(accountId: string, query: ResourceQuery): Promise<JsonParts> {
     let view = this.views.view(accountId);
     if (view instanceof Promise) view = await view;
-    const { data, total } = view
-      ? view.list(query)
-      : await listResourcesJson(
-          this.db,
-          accountId,
-          query,
-          query.type === undefined && query.tags.length === 0 ? this.views.creationSeqAt(accountId, query.offset) : undefined,
-        );
+    const { data, total } = view ? view.list(query) : await this.listFromStorage(accountId, query);
     const hasMore = query.offset + data.length < total;
     return { head: '{"data":[', items: data, tail: `],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}` };
+  }
+
+  /** While the account is not held in memory: storage, helped by what is read of it so far. */
+  private async listFromStorage(accountId: string, query: ResourceQuery): Promise<{ data: Buffer[]; total: number }> {
+    const reading = this.views.reading(accountId);
+    if (!reading) return listResourcesJson(this.db, accountId, query);
+    const startSeq = query.type === undefined && query.tags.length === 0 ? reading.creationSeqAt(query.offset) : undefined;
+    const known = reading.total(query);
+    const page = reading.pageWithin(query);
+    if (page && known !== undefined) return { data: page, total: known };
+    const { data, total } = page
+      ? { data: page, total: await countResources(this.db, accountId, query) }
+      : await listResourcesJson(this.db, accountId, query, startSeq, known);
+    if (known === undefined) reading.counted(query, total);
+    return { data, total };
   }
 
   async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {

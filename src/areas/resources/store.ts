@@ -290,6 +290,19 @@ async function countMatching(db: Executor, accountId: string, query: ResourceQue
   return Number((await queries.count.first(db, params))?.total ?? 0);
 }
 
+function listParamsOf(accountId: string, query: ResourceQuery): ListParams {
+  const params = { accountId, type: query.type ?? '', limit: query.limit, offset: query.offset } as ListParams;
+  for (const [index, tag] of query.tags.entries()) params[`tag${index}`] = tag;
+  return params;
+}
+
+/** How many of the account's resources match the query's filters. */
+export async function countResources(db: Executor, accountId: string, query: ResourceQuery): Promise<number> {
+  const queries = listQueriesFor(query.type !== undefined, query.tags.length);
+  const params = listParamsOf(accountId, query);
+  return countMatching(db, accountId, query, queries, params);
+}
+
 /** A page of the whole account from a known first `created_seq` (the read model's creation order). */
 const pageFromSeq = prepare((db, p: { accountId: string; startSeq: number; limit: number }) =>
   db.selectFrom('resources').select(COLUMNS).where('account_id', '=', p.accountId).where('created_seq', '>=', p.startSeq).orderBy('created_seq').limit(p.limit),
@@ -297,17 +310,23 @@ const pageFromSeq = prepare((db, p: { accountId: string; startSeq: number; limit
 
 /**
  * A page of resources in creation order, each as JSON (resourceJson, UTF-8), and how many match in
- * all. `startSeq`: for the whole account (no filter), the `created_seq` at `query.offset`, when known.
+ * all. `startSeq`: for the whole account (no filter), the `created_seq` at `query.offset`, when
+ * known; `knownTotal`: how many match, when known (not counted again).
  */
-export async function listResourcesJson(db: Executor, accountId: string, query: ResourceQuery, startSeq?: number): Promise<{ data: Buffer[]; total: number }> {
+export async function listResourcesJson(
+  db: Executor,
+  accountId: string,
+  query: ResourceQuery,
+  startSeq?: number,
+  knownTotal?: number,
+): Promise<{ data: Buffer[]; total: number }> {
   const queries = listQueriesFor(query.type !== undefined, query.tags.length);
-  const params = { accountId, type: query.type ?? '', limit: query.limit, offset: query.offset } as ListParams;
-  for (const [index, tag] of query.tags.entries()) params[`tag${index}`] = tag;
+  const params = listParamsOf(accountId, query);
   const page =
     startSeq !== undefined
       ? pageFromSeq.rows(db, { accountId, startSeq, limit: query.limit })
       : (query.offset === 0 ? queries.page : queries.deepPage).rows(db, params);
-  const [rows, total] = await Promise.all([page, countMatching(db, accountId, query, queries, params)]);
+  const [rows, total] = await Promise.all([page, knownTotal ?? countMatching(db, accountId, query, queries, params)]);
   return { data: rows.map((row) => Buffer.from(resourceJson(row))), total };
 }
 
