@@ -320,6 +320,27 @@ describe('InMemoryResourceReadModel', () => {
     expect(heaviestHeld).toBeLessThanOrEqual(budget / 2);
   });
 
+  it('counts a JSON block shared by records read together until the last of them goes', async () => {
+    const values = [resource('res_a'), resource('res_b')];
+    const sizes = values.map((value) => Buffer.byteLength(JSON.stringify(value)));
+    const block = { bytes: sizes[0]! + sizes[1]!, held: 2 };
+    const storage = fakeStorage(
+      values.map((value, index) => ({ ...record(value, index + 1), block })),
+      2,
+    );
+    const model = new InMemoryResourceReadModel(storage.load);
+    await viewOf(model);
+    const weight = () => (model.held('acc_1') as unknown as { weight: number }).weight;
+    expect(weight()).toBe(2 * 420 + block.bytes);
+    // res_a's new JSON has a buffer of its own; its old JSON stays counted while res_b holds the block.
+    model.committed('acc_1', [resourceEvent(3, 'resource.updated', resource('res_a', 2))]);
+    const updated = model.held('acc_1')!.get('res_a')!.json.length;
+    expect(weight()).toBe(2 * 420 + block.bytes + updated);
+    model.committed('acc_1', [resourceEvent(4, 'resource.deleted', resource('res_b'))]);
+    expect(weight()).toBe(420 + updated);
+    expect(block.held).toBe(0);
+  });
+
   it('forgets the least recently used accounts past its memory budget', async () => {
     // About 1,400 each: four fit in the 6,000 the cache counts of 6,750, a fifth does not.
     const storage = fakeStorage([record(resource('res_a', 1, { attributes: { text: 'x'.repeat(850) } }), 1)], 1);

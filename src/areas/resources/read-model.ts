@@ -87,6 +87,17 @@ export type LoadResources = (
 
 const weightOf = (record: ResourceRecord) => record.json.length + ENTRY_OVERHEAD;
 
+/**
+ * What a record no longer held leaves of the weight: its JSON stays counted while others share its
+ * block (their buffer is one allocation), and the whole block goes once the last of them goes.
+ */
+function weightReleased(record: ResourceRecord): number {
+  const { block } = record;
+  if (!block) return weightOf(record);
+  block.held -= 1;
+  return block.held === 0 ? ENTRY_OVERHEAD + block.bytes : ENTRY_OVERHEAD;
+}
+
 const isDeletion = (event: Event) => event.type === 'resource.deleted';
 const isResourceChange = (event: Event) => event.type.startsWith('resource.');
 
@@ -173,7 +184,7 @@ class AccountResources implements ResourceView {
     this.listOf(this.byType, record.type, record);
     for (const tag of record.tags) this.listOf(this.byTag, tag, record);
     if (existing) {
-      this.weight -= weightOf(existing);
+      this.weight -= weightReleased(existing);
       if (existing.type !== record.type) this.unlist(this.byType, existing.type, existing);
       for (const tag of existing.tags) if (!record.tags.includes(tag)) this.unlist(this.byTag, tag, existing);
     }
@@ -187,7 +198,7 @@ class AccountResources implements ResourceView {
     remove(this.ordered, existing);
     this.unlist(this.byType, existing.type, existing);
     for (const tag of existing.tags) this.unlist(this.byTag, tag, existing);
-    this.weight -= weightOf(existing);
+    this.weight -= weightReleased(existing);
   }
 
   private listOf(lists: Map<string, ResourceRecord[]>, key: string, record: ResourceRecord): void {
