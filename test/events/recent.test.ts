@@ -59,7 +59,7 @@ describe('InMemoryRecentEvents', () => {
     expect(ids(recent.after('acc_1', 6, 10, undefined))).toEqual([7]);
   });
 
-  it('starts a new run at a gap, so what it holds stays consecutive', () => {
+  it('starts a new run at a gap, so what it holds stays consecutive, and joins the two when a late announcement fills it', () => {
     const recent = new InMemoryRecentEvents(10_000);
     recent.committed('acc_1', events(1, 3));
     // Event 4's commit is announced after event 5's.
@@ -67,9 +67,48 @@ describe('InMemoryRecentEvents', () => {
     expect(recent.after('acc_1', 3, 10, undefined)).toBeUndefined();
     expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5]);
     recent.committed('acc_1', [event(4)]);
-    expect(recent.after('acc_1', 3, 10, undefined)).toBeUndefined();
+    expect(ids(recent.after('acc_1', 0, 10, undefined))).toEqual([1, 2, 3, 4, 5]);
     recent.committed('acc_1', [event(5), event(6)]);
-    expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5, 6]);
+    expect(ids(recent.after('acc_1', 0, 10, undefined))).toEqual([1, 2, 3, 4, 5, 6]);
+    // Two late ones (7 and 8 after 9), in order: joined once both are in.
+    recent.committed('acc_1', [event(9)]);
+    recent.committed('acc_1', [event(7)]);
+    expect(recent.after('acc_1', 6, 10, undefined)).toBeUndefined();
+    expect(ids(recent.after('acc_1', 8, 10, undefined))).toEqual([9]);
+    recent.committed('acc_1', [event(8)]);
+    expect(ids(recent.after('acc_1', 0, 20, undefined))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // A gap that never fills (another process's commit, 10): the new run answers from 11 on; a second
+    // gap drops the run before the first, which can no longer join.
+    recent.committed('acc_1', events(11, 12));
+    expect(ids(recent.after('acc_1', 10, 10, undefined))).toEqual([11, 12]);
+    recent.committed('acc_1', [event(14)]);
+    recent.committed('acc_1', [event(10)]);
+    recent.committed('acc_1', [event(13)]);
+    expect(ids(recent.after('acc_1', 10, 10, undefined))).toEqual([11, 12, 13, 14]);
+    expect(recent.after('acc_1', 9, 10, undefined)).toBeUndefined();
+  });
+
+  it('counts the run kept before a gap in what the account weighs', () => {
+    type Weighed = { runs: { peek(id: string): { weight: number } | undefined } };
+    const weightOf = (recent: InMemoryRecentEvents) => (recent as unknown as Weighed).runs.peek('acc_1')?.weight;
+    /** The same events announced in order, for comparison. */
+    const inOrder = (count: number) => {
+      const recent = new InMemoryRecentEvents(10_000);
+      recent.committed('acc_1', events(1, count));
+      return weightOf(recent)!;
+    };
+    const recent = new InMemoryRecentEvents(10_000);
+    recent.committed('acc_1', events(1, 15));
+    recent.committed('acc_1', [event(17)]);
+    // The new run holds one event, and the fifteen before the gap are still counted.
+    expect(weightOf(recent)).toBe(inOrder(17) - (inOrder(16) - inOrder(15)));
+    recent.committed('acc_1', [event(16)]);
+    expect(ids(recent.after('acc_1', 0, 100, undefined))).toHaveLength(17);
+    expect(weightOf(recent)).toBe(inOrder(17));
+    // A second gap leaves the first run behind: only the run before the newest gap is counted.
+    recent.committed('acc_1', [event(19)]);
+    recent.committed('acc_1', [event(21)]);
+    expect(weightOf(recent)).toBe(inOrder(21) - inOrder(20) + inOrder(19) - inOrder(18));
   });
 
   it(`keeps the newest ${RECENT_EVENTS_PER_ACCOUNT} events of an account, or fewer when retention is lower`, () => {

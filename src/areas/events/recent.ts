@@ -60,11 +60,45 @@ interface Entry extends RecentEvent {
 class Run {
   private entries: Entry[] = [];
   private start = 0;
-  /** What the run weighs: its JSON and a fixed cost per entry. */
+  /** What the run weighs: its JSON and a fixed cost per entry, and the run it replaced. */
   weight = 0;
   countedWeight?: number;
 
-  constructor(private readonly capacity: number) {}
+  /**
+   * `replaced`: the run before a gap, kept until the gap fills or another one opens. Concurrent
+   * commits of one account are announced in the order their acknowledgements arrive (on
+   * PostgreSQL, 6-10 of 3,000 events from 16 writers came before an earlier one), and a gap that
+   * a late announcement fills joins the two runs again; one that never fills (another process's
+   * commit) costs nothing, as the new run answers from its first event on.
+   */
+  constructor(
+    private readonly capacity: number,
+    private replaced?: Run,
+  ) {
+    if (replaced) {
+      replaced.replaced = undefined;
+      replaced.weight = replaced.ownWeight();
+      this.weight = replaced.weight;
+    }
+  }
+
+  private ownWeight(): number {
+    return this.entries.slice(this.start).reduce((sum, entry) => sum + entry.json.length + ENTRY_OVERHEAD, 0);
+  }
+
+  /**
+   * An event announced after later ones: appended to the replaced run if it is that run's next,
+   * and the two joined once nothing lies between them; the run that holds the account now.
+   */
+  late(entry: Entry): Run {
+    const replaced = this.replaced;
+    if (!replaced || entry.id !== replaced.newest + 1 || entry.id >= this.firstId) return this;
+    replaced.push(entry);
+    this.weight += entry.json.length + ENTRY_OVERHEAD;
+    if (replaced.newest + 1 !== this.firstId) return this;
+    for (let index = this.start; index < this.entries.length; index++) replaced.push(this.entries[index]!);
+    return replaced;
+  }
 
   get firstId(): number {
     return this.entries[this.start]!.id;
@@ -145,15 +179,22 @@ export class InMemoryRecentEvents implements RecentEvents {
     if (mark !== undefined && mark !== this.drops) return;
     let run = this.runs.peek(accountId);
     for (const event of events) {
-      if (run && event.id <= run.newest) continue;
+      if (run && event.id <= run.newest) {
+        if (event.id < run.firstId) run = run.late(this.entryOf(event));
+        continue;
+      }
       // A commit this process has not been told of yet (or has forgotten) lies before this event:
-      // a new run starts here, so the events held stay consecutive.
-      if (!run || event.id !== run.newest + 1) run = new Run(this.capacity);
-      run.push({ id: event.id, type: event.type, json: ownBytes(eventJson(event)) });
+      // a new run starts here, so the events held stay consecutive (Run.late may join them again).
+      if (!run || event.id !== run.newest + 1) run = new Run(this.capacity, run);
+      run.push(this.entryOf(event));
     }
     // Marked used last: the account that wrote most recently is the last to be forgotten, and its
     // new weight counted once it drifted (a run heavier than the whole budget is not kept).
     if (run) setWeighed(this.runs, accountId, run);
+  }
+
+  private entryOf(event: Event): Entry {
+    return { id: event.id, type: event.type, json: ownBytes(eventJson(event)) };
   }
 
   /** Another process appended events this one was not told of: none of the runs can be trusted. */
