@@ -147,6 +147,15 @@ describe('InMemoryResourceReadModel', () => {
       count,
     );
 
+  /** An account of `count` read 10 at a time, its second read held until `release`. */
+  const readInChunksOf10 = (count: number) => {
+    const storage = accountOf(count);
+    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    let release = () => {};
+    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    return { storage, model, release };
+  };
+
   const idsOf = (page: { data: Buffer[] }) => page.data.map((json) => (JSON.parse(json.toString()) as Resource).id);
 
   it('reads an account that fits one chunk at once, its first readers waiting for it', async () => {
@@ -158,10 +167,7 @@ describe('InMemoryResourceReadModel', () => {
   });
 
   it('reads a larger account in chunks while storage answers, applying the commits made meanwhile', async () => {
-    const storage = accountOf(25);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
-    let release = () => {};
-    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    const { storage, model, release } = readInChunksOf10(25);
     // The first chunk is not the whole account: its readers, and those after them, go to storage.
     expect(await model.view('acc_1')).toBeUndefined();
     expect(model.view('acc_1')).toBeUndefined();
@@ -190,10 +196,7 @@ describe('InMemoryResourceReadModel', () => {
   });
 
   it('knows where each position of the whole account starts while reading it, until a deletion is announced', async () => {
-    const storage = accountOf(25);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
-    let release = () => {};
-    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    const { storage, model, release } = readInChunksOf10(25);
     expect(await model.view('acc_1')).toBeUndefined();
     // Past the first chunk (10) too: the order covers the whole account.
     expect([0, 9, 10, 24].map((offset) => model.reading('acc_1')?.creationSeqAt(offset))).toEqual([1, 10, 11, 25]);
@@ -213,10 +216,7 @@ describe('InMemoryResourceReadModel', () => {
   });
 
   it('answers from what is read so far while nothing changed, and leaves the rest to storage', async () => {
-    const storage = accountOf(25);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
-    let release = () => {};
-    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    const { model, release } = readInChunksOf10(25);
     expect(await model.view('acc_1')).toBeUndefined();
     const reading = model.reading('acc_1')!;
     // The first chunk: res_0 to res_9.
