@@ -76,14 +76,11 @@ class Run {
     private replaced?: Run,
   ) {
     if (replaced) {
+      // A run's weight is its own plus the run it replaced (late adds to both): drop the older one's.
+      replaced.weight -= replaced.replaced?.weight ?? 0;
       replaced.replaced = undefined;
-      replaced.weight = replaced.ownWeight();
       this.weight = replaced.weight;
     }
-  }
-
-  private ownWeight(): number {
-    return this.entries.slice(this.start).reduce((sum, entry) => sum + entry.json.length + ENTRY_OVERHEAD, 0);
   }
 
   /**

@@ -154,14 +154,10 @@ class AccountResources implements ResourceView {
   }
 
   list({ type, tags, limit, offset }: ResourceQuery): { data: Buffer[]; total: number } {
-    const candidates: ResourceRecord[][] = [];
-    if (type !== undefined) candidates.push(this.byType.get(type) ?? []);
-    for (const tag of tags) candidates.push(this.byTag.get(tag) ?? []);
-    let matching: readonly ResourceRecord[];
-    if (candidates.length === 0) matching = this.ordered;
-    else if (candidates.length === 1) matching = candidates[0]!;
-    else {
+    let matching = this.singleFilterList(type, tags);
+    if (!matching) {
       // Several filters: the fewest candidates, checked against the rest.
+      const candidates = [...(type === undefined ? [] : [this.byType.get(type) ?? []]), ...tags.map((tag) => this.byTag.get(tag) ?? [])];
       candidates.sort((a, b) => a.length - b.length);
       matching = candidates[0]!.filter((record) => (type === undefined || record.type === type) && tags.every((tag) => record.tags.includes(tag)));
     }
@@ -170,10 +166,15 @@ class AccountResources implements ResourceView {
 
   /** A page of the whole account or of one filter, if it lies wholly within what is held. */
   pageWithin({ type, tags, limit, offset }: ResourceQuery): Buffer[] | undefined {
-    if (tags.length > 1 || (type !== undefined && tags.length > 0)) return undefined;
-    const list = type !== undefined ? this.byType.get(type) : tags.length === 1 ? this.byTag.get(tags[0]!) : this.ordered;
+    const list = this.singleFilterList(type, tags);
     if (!list || offset + limit > list.length) return undefined;
     return list.slice(offset, offset + limit).map((record) => record.json);
+  }
+
+  /** The list that answers no filter or one (in creation order); undefined for several filters. */
+  private singleFilterList(type: string | undefined, tags: readonly string[]): readonly ResourceRecord[] | undefined {
+    if (tags.length === 0) return type === undefined ? this.ordered : (this.byType.get(type) ?? []);
+    return tags.length === 1 && type === undefined ? (this.byTag.get(tags[0]!) ?? []) : undefined;
   }
 
   /** Adds a record, or replaces the one of the same id (same creation). */
