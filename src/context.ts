@@ -17,7 +17,7 @@ import { InMemoryRecentEvents } from './areas/events/recent.js';
 import { InMemoryOlderEvents } from './areas/events/older.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
-import { InMemoryResourceReadModel, NoResourceReadModel } from './areas/resources/read-model.js';
+import { InMemoryResourceReadModel } from './areas/resources/read-model.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
 import { authorizerOf, type Authorizer } from './areas/webhooks/authorizer.js';
 import { WebhooksService } from './areas/webhooks/service.js';
@@ -164,11 +164,22 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     async (exec, { ids, how }) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')),
   );
   const accounts = new AccountsService(db, clock, audit);
+  // Several processes: each keeps views too, told of the others' commits by the bus.
   const resources = new ResourcesService(
     db,
     clock,
     events,
-    (load) => (oneProcess ? new InMemoryResourceReadModel(load, externalWrites()) : new NoResourceReadModel()),
+    (load) => {
+      if (oneProcess) return new InMemoryResourceReadModel(load, { externalWrites: externalWrites() });
+      const model = new InMemoryResourceReadModel(load, {
+        others: {
+          events: (accountId, after, upTo) => events.read(accountId, { after, upTo, limit: upTo - after }),
+          newestId: (accountId) => events.newestId(accountId),
+        },
+      });
+      bus.follow(model);
+      return model;
+    },
     domain,
   );
   const signupLimiter = new RateLimiter(newCounter(), clock, 3_600_000);

@@ -393,6 +393,74 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
     stream.close();
   });
 
+  /**
+   * Polls `base` with `read` until `fresh` holds; the latest request that still got a stale answer
+   * was sent how long after `since` (-1: none)? Once fresh, it must stay fresh.
+   */
+  async function staleFor(base: string, since: number, read: () => Promise<ApiResponse>, fresh: (response: ApiResponse) => boolean): Promise<number> {
+    let stale = -1;
+    for (;;) {
+      const sent = Date.now() - since;
+      const response = await read();
+      if (fresh(response)) {
+        for (let index = 0; index < 3; index += 1) expect(fresh(await read()), `${base} went stale again`).toBe(true);
+        return stale;
+      }
+      expect(sent, `${base} still answers ${JSON.stringify(response.json)}`).toBeLessThan(2_000);
+      stale = sent;
+    }
+  }
+
+  // Every process keeps accounts' resources in memory and hears the others' commits (decisions:
+  // "Resources kept in memory on PostgreSQL"): a write through one process is
+  // read through the others within 100 ms, and at once while their notifications are down.
+  it('a resource written through A is read through B and C within 100 ms: created, updated, listed, deleted', async () => {
+    const get = (base: string, id: string) => () => api(base, 'GET', `/api/v1/resources/${id}`, { key });
+    const list = (base: string) => () => api(base, 'GET', '/api/v1/resources?type=sensor&limit=100', { key });
+    const created = await api(A, 'POST', '/api/v1/resources', { key, body: { name: 'Shared', type: 'sensor', state: 0, tags: ['shared'] } });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const id = created.json.id as string;
+    const latest: number[] = [];
+    // B and C hold the account from here on (their first read reads it whole).
+    for (const base of [B, C]) latest.push(await staleFor(base, Date.now(), get(base, id), (response) => response.status === 200));
+    for (let round = 1; round <= 10; round += 1) {
+      const patched = await api(A, 'PATCH', `/api/v1/resources/${id}`, { key, body: { state: round } });
+      expect(patched.status, JSON.stringify(patched.json)).toBe(200);
+      const at = Date.now();
+      const isPatched = (response: ApiResponse) => response.json?.state === round && response.json?.version === round + 1;
+      latest.push(...(await Promise.all([B, C].map((base) => staleFor(base, at, get(base, id), isPatched)))));
+      const listed = (response: ApiResponse) =>
+        (response.json?.data as Array<{ id: string; state: unknown }>)?.some((each) => each.id === id && each.state === round);
+      latest.push(...(await Promise.all([B, C].map((base) => staleFor(base, at, list(base), listed)))));
+    }
+    // A resource created through C, read through B, and deleted through B: gone on A and C.
+    const other = await api(C, 'POST', '/api/v1/resources', { key, body: { name: 'From C', type: 'switch', state: true } });
+    expect(other.status).toBe(201);
+    latest.push(await staleFor(B, Date.now(), get(B, other.json.id), (response) => response.status === 200));
+    expect((await api(B, 'DELETE', `/api/v1/resources/${other.json.id}`, { key })).status).toBe(204);
+    const deletedAt = Date.now();
+    latest.push(...(await Promise.all([A, C].map((base) => staleFor(base, deletedAt, get(base, other.json.id), (response) => response.status === 404)))));
+    // A write through B builds on A's last write: the writer reads the resource under the account's lock, not a stale copy.
+    const onB = await api(B, 'PATCH', `/api/v1/resources/${id}`, { key, body: { state: 99 } });
+    expect(onB.json).toMatchObject({ state: 99, version: 12 });
+    expect(Math.max(...latest), `stale answers up to ${latest.join(', ')} ms after the write`).toBeLessThan(100);
+
+    // Every listening connection cut: B and C keep nothing and read storage, so they see A's write at once.
+    const cut = await admin.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`,
+    );
+    expect(cut.rowCount).toBeGreaterThanOrEqual(3);
+    await sleep(200);
+    expect((await api(A, 'PATCH', `/api/v1/resources/${id}`, { key, body: { state: -1 } })).status).toBe(200);
+    for (const base of [B, C]) expect((await get(base, id)()).json.state).toBe(-1);
+    await until(
+      async () =>
+        (await admin.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'devdata-notifications'`))
+          .rows[0].n >= 3,
+      'listeners back',
+    );
+  });
+
   // Each process caches keys; a revocation's notification makes the others forget it (decisions:
   // "Credentials cached on PostgreSQL"): refused everywhere within 100 ms, and within a second
   // (the cache's time to live) whatever happens to the notifications.

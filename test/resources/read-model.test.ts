@@ -2,7 +2,7 @@
 // following its events, and the races and gaps after which it reads the account again. The HTTP
 // tests in read-models.test.ts compare what it serves with storage through the real server.
 import { describe, expect, it, vi } from 'vitest';
-import { InMemoryResourceReadModel, NoResourceReadModel, type LoadResources, type ResourceReadModel } from '../../src/areas/resources/read-model.js';
+import { InMemoryResourceReadModel, type LoadResources, type OtherProcesses } from '../../src/areas/resources/read-model.js';
 import type { Event } from '../../src/areas/events/event.js';
 import type { Resource, ResourceRecord } from '../../src/areas/resources/store.js';
 
@@ -50,6 +50,13 @@ async function viewOf(model: InMemoryResourceReadModel, accountId = 'acc_1') {
   if (!view) throw new Error('no view');
   return view;
 }
+
+/** An account of `count` resources, every tenth tagged `tenth`. */
+const accountOf = (count: number) =>
+  fakeStorage(
+    Array.from({ length: count }, (_, index) => record(resource(`res_${index}`, 1, { tags: index % 10 === 0 ? ['tenth'] : [] }), index + 1)),
+    count,
+  );
 
 describe('InMemoryResourceReadModel', () => {
   it('reads an account once, then answers from memory and follows its events', async () => {
@@ -141,16 +148,10 @@ describe('InMemoryResourceReadModel', () => {
     expect(storage.state.loads).toBe(1);
   });
 
-  const accountOf = (count: number) =>
-    fakeStorage(
-      Array.from({ length: count }, (_, index) => record(resource(`res_${index}`, 1, { tags: index % 10 === 0 ? ['tenth'] : [] }), index + 1)),
-      count,
-    );
-
   /** An account of `count` read 10 at a time, its second read held until `release`. */
   const readInChunksOf10 = (count: number) => {
     const storage = accountOf(count);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    const model = new InMemoryResourceReadModel(storage.load, { chunk: 10 });
     let release = () => {};
     storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
     return { storage, model, release };
@@ -160,7 +161,7 @@ describe('InMemoryResourceReadModel', () => {
 
   it('reads an account that fits one chunk at once, its first readers waiting for it', async () => {
     const storage = accountOf(9);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    const model = new InMemoryResourceReadModel(storage.load, { chunk: 10 });
     const view = await viewOf(model);
     expect(view.list({ tags: [], limit: 1, offset: 8 })).toMatchObject({ total: 9 });
     expect(storage.state.loads).toBe(1);
@@ -256,7 +257,7 @@ describe('InMemoryResourceReadModel', () => {
 
   it('reads no creation order for an account that fits one chunk', async () => {
     const storage = accountOf(9);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, undefined, undefined, 10);
+    const model = new InMemoryResourceReadModel(storage.load, { chunk: 10 });
     let release = () => {};
     storage.state.gates[0] = new Promise<void>((resolve) => (release = resolve));
     const viewing = model.view('acc_1');
@@ -270,7 +271,7 @@ describe('InMemoryResourceReadModel', () => {
     const storage = accountOf(40);
     const weight = storage.state.records[0]!.json.length + 420;
     // Half of what the cache counts (8/9 of the budget) holds 30 resources.
-    const model = new InMemoryResourceReadModel(storage.load, undefined, weight * 67.5, 300, 10);
+    const model = new InMemoryResourceReadModel(storage.load, { budget: weight * 67.5, tooLargeRecheckMs: 300, chunk: 10 });
     expect(await model.view('acc_1')).toBeUndefined();
     await vi.waitFor(() => expect(storage.state.loads).toBeGreaterThanOrEqual(4), { interval: 1 });
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -286,7 +287,7 @@ describe('InMemoryResourceReadModel', () => {
   it('knows an account too large from its creation order, without reading the rest', async () => {
     const storage = accountOf(40);
     // Half of what the cache counts (8/9 of the budget) is 4,200 bytes: at most 10 entries of 420 bytes besides their JSON.
-    const model = new InMemoryResourceReadModel(storage.load, undefined, 9_450, 300, 10);
+    const model = new InMemoryResourceReadModel(storage.load, { budget: 9_450, tooLargeRecheckMs: 300, chunk: 10 });
     expect(await model.view('acc_1')).toBeUndefined();
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(storage.state.loads).toBe(1);
@@ -298,7 +299,7 @@ describe('InMemoryResourceReadModel', () => {
     const storage = accountOf(5);
     const weight = storage.state.records[0]!.json.length + 420;
     const budget = weight * 20;
-    const model = new InMemoryResourceReadModel(storage.load, undefined, budget, undefined, 10);
+    const model = new InMemoryResourceReadModel(storage.load, { budget, chunk: 10 });
     await viewOf(model);
     model.committed(
       'acc_1',
@@ -344,7 +345,7 @@ describe('InMemoryResourceReadModel', () => {
   it('forgets the least recently used accounts past its memory budget', async () => {
     // About 1,400 each: four fit in the 6,000 the cache counts of 6,750, a fifth does not.
     const storage = fakeStorage([record(resource('res_a', 1, { attributes: { text: 'x'.repeat(850) } }), 1)], 1);
-    const model = new InMemoryResourceReadModel(storage.load, undefined, 6_750);
+    const model = new InMemoryResourceReadModel(storage.load, { budget: 6_750 });
     for (const accountId of ['acc_1', 'acc_2', 'acc_3', 'acc_4', 'acc_1', 'acc_5']) await viewOf(model, accountId);
     expect(storage.state.loads).toBe(5);
     // acc_2 was used least recently, so it went.
@@ -353,10 +354,124 @@ describe('InMemoryResourceReadModel', () => {
   });
 });
 
-describe('NoResourceReadModel (several processes)', () => {
-  it('keeps nothing, so every read goes to storage', () => {
-    const model: ResourceReadModel = new NoResourceReadModel();
-    model.committed('acc_1', [resourceEvent(1, 'resource.created', resource('res_a'))]);
+describe('InMemoryResourceReadModel with several processes (PostgreSQL)', () => {
+  /** The shared log: what other processes committed, read by a view catching up; `gate` holds the next read. */
+  function sharedLog(events: Event[] = []) {
+    const log = { events, reads: [] as Array<[number, number]>, newest: 0, fail: false, gate: undefined as Promise<void> | undefined };
+    const others: OtherProcesses = {
+      events: async (_accountId, after, upTo) => {
+        log.reads.push([after, upTo]);
+        await log.gate;
+        if (log.fail) throw new Error('storage is down');
+        return log.events.filter((event) => event.id > after && event.id <= upTo);
+      },
+      newestId: async () => log.newest,
+    };
+    return { log, others };
+  }
+
+  it("follows another process's commits: storage answers from the notification until the log's events are applied", async () => {
+    const storage = fakeStorage([record(resource('res_a'), 1)], 1);
+    const { log, others } = sharedLog([resourceEvent(2, 'resource.updated', resource('res_a', 2)), resourceEvent(3, 'resource.created', resource('res_b'))]);
+    let release = () => {};
+    log.gate = new Promise<void>((resolve) => (release = resolve));
+    const model = new InMemoryResourceReadModel(storage.load, { others });
+    expect((await viewOf(model)).get('res_a')?.version).toBe(1);
+    model.heard('acc_1', 3);
+    // Behind what was heard of: not answered from memory, and not read again either.
     expect(model.view('acc_1')).toBeUndefined();
+    expect(log.reads).toEqual([[1, 3]]);
+    release();
+    await vi.waitFor(() => expect(model.view('acc_1')).toBeDefined());
+    const view = await viewOf(model);
+    expect(view.get('res_a')?.version).toBe(2);
+    expect(view.list({ tags: [], limit: 10, offset: 0 }).total).toBe(2);
+    expect(storage.state.loads).toBe(1);
+    // Its own notification, heard after the events: nothing more to read.
+    model.heard('acc_1', 3);
+    expect(model.view('acc_1')).toBe(view);
+    expect(log.reads).toHaveLength(1);
+  });
+
+  it("reads the gap from the log when its own commit follows another process's it was not yet told of", async () => {
+    const storage = fakeStorage([record(resource('res_a'), 1)], 1);
+    const { log, others } = sharedLog([resourceEvent(2, 'resource.updated', resource('res_a', 2)), resourceEvent(3, 'resource.updated', resource('res_a', 3))]);
+    const model = new InMemoryResourceReadModel(storage.load, { others });
+    await viewOf(model);
+    model.committed('acc_1', [resourceEvent(3, 'resource.updated', resource('res_a', 3))]);
+    expect(model.view('acc_1')).toBeUndefined();
+    await vi.waitFor(() => expect(model.view('acc_1')).toBeDefined());
+    expect((await viewOf(model)).get('res_a')?.version).toBe(3);
+    expect(log.reads).toEqual([[1, 3]]);
+    expect(storage.state.loads).toBe(1);
+  });
+
+  it('forgets the view when the log cannot be read, or lacks what was announced', async () => {
+    const storage = fakeStorage([record(resource('res_a'), 1)], 1);
+    const { log, others } = sharedLog();
+    const model = new InMemoryResourceReadModel(storage.load, { others });
+    await viewOf(model);
+    log.fail = true;
+    model.heard('acc_1', 2);
+    await vi.waitFor(() => expect(model.held('acc_1')).toBeUndefined());
+    log.fail = false;
+    storage.state.newestEventId = 2;
+    await viewOf(model);
+    // Announced up to 4, but the log holds nothing after 2 (pruned meanwhile).
+    model.heard('acc_1', 4);
+    await vi.waitFor(() => expect(model.held('acc_1')).toBeUndefined());
+    expect(storage.state.loads).toBe(2);
+  });
+
+  it('a commit heard of while the account is read leaves the view behind it until the log is read', async () => {
+    const storage = fakeStorage([record(resource('res_a'), 1)], 1);
+    const { log, others } = sharedLog([resourceEvent(2, 'resource.deleted', resource('res_a'))]);
+    let releaseLoad = () => {};
+    storage.state.gates[0] = new Promise<void>((resolve) => (releaseLoad = resolve));
+    const model = new InMemoryResourceReadModel(storage.load, { others });
+    const first = model.view('acc_1');
+    model.heard('acc_1', 2);
+    releaseLoad();
+    // The first readers are answered by storage: what was read may be older than the heard commit.
+    expect(await first).toBeUndefined();
+    await vi.waitFor(() => expect(model.view('acc_1')).toBeDefined());
+    expect((await viewOf(model)).get('res_a')).toBeUndefined();
+    expect(log.reads).toEqual([[1, 2]]);
+  });
+
+  it("does not trust what a large account's reading has read once another process may have written", async () => {
+    const storage = accountOf(25);
+    const { others } = sharedLog();
+    const model = new InMemoryResourceReadModel(storage.load, { others, chunk: 10 });
+    let release = () => {};
+    storage.state.gates[1] = new Promise<void>((resolve) => (release = resolve));
+    expect(await model.view('acc_1')).toBeUndefined();
+    const reading = model.reading('acc_1')!;
+    expect(reading.get('res_3')).toBeDefined();
+    expect(reading.creationSeqAt(20)).toBe(21);
+    model.heard('acc_1', 26);
+    expect(reading.get('res_3')).toBeUndefined();
+    expect(reading.creationSeqAt(20)).toBeUndefined();
+    expect(reading.total({ tags: [], limit: 10, offset: 0 })).toBeUndefined();
+    release();
+  });
+
+  it('keeps nothing while notifications may be missed, and confirms a kept view against storage once in a while', async () => {
+    const storage = fakeStorage([record(resource('res_a'), 1)], 1);
+    const { log, others } = sharedLog([resourceEvent(2, 'resource.updated', resource('res_a', 2))]);
+    const model = new InMemoryResourceReadModel(storage.load, { others, confirmMs: 20 });
+    await viewOf(model);
+    model.lost();
+    expect(model.held('acc_1')).toBeUndefined();
+    expect(model.view('acc_1')).toBeUndefined();
+    model.regained();
+    await viewOf(model);
+    expect(storage.state.loads).toBe(2);
+    // A commit whose notification never came: found by the confirmation, then read from the log.
+    log.newest = 2;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(model.view('acc_1')).toBeDefined();
+    await vi.waitFor(async () => expect((await viewOf(model)).get('res_a')?.version).toBe(2));
+    expect(log.reads).toEqual([[1, 2]]);
   });
 });

@@ -13,6 +13,20 @@ import { listEvents, newestEventIds } from './store.js';
 
 export type EventListener = (event: Event) => void;
 
+/**
+ * What else in a process keeps copies of accounts' data (the resources read model): told at once
+ * of every account's notified newest id, its own commits' too (a copy at or past it ignores it),
+ * and when the notifications may have been missed, so that it stops trusting what it holds.
+ */
+export interface NotificationFollower {
+  /** The account has committed events up to `upTo`. */
+  heard(accountId: string, upTo: number): void;
+  /** The listening connection is lost: notifications may be missed from now until `regained`. */
+  lost(): void;
+  /** The listening connection is back; what was sent meanwhile is lost. */
+  regained(): void;
+}
+
 export interface EventBus {
   /** Calls `listener` with each event committed for the account from now on; returns unsubscribe. */
   subscribe(accountId: string, listener: EventListener): () => void;
@@ -20,6 +34,8 @@ export interface EventBus {
   announce(exec: Executor, accountId: string, events: readonly Event[]): Promise<void>;
   /** After commit: hands the events to this process's listeners, in id order. */
   publish(accountId: string, events: readonly Event[]): void;
+  /** Several processes: `follower` hears of every account's commits from now on. One process has nothing to tell. */
+  follow(follower: NotificationFollower): void;
   close(): Promise<void>;
 }
 
@@ -47,6 +63,8 @@ export class InProcessEventBus implements EventBus {
     for (const event of events) for (const listener of set) listener(event);
   }
 
+  follow(): void {}
+
   accountsWithListeners(): string[] {
     return [...this.listeners.keys()];
   }
@@ -70,6 +88,7 @@ export class NotifyingEventBus implements EventBus {
   private readonly delivered = new Map<string, number>();
   private readonly fetching = new Map<string, Promise<void>>();
   private readonly pollTimer: NodeJS.Timeout;
+  private readonly followers: NotificationFollower[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -85,11 +104,23 @@ export class NotifyingEventBus implements EventBus {
       CHANNEL,
       (payload) => {
         const [accountId = '', upTo = '0'] = payload.split(' ');
+        const newest = Number(upTo);
+        for (const follower of this.followers) follower.heard(accountId, newest);
         // A process hears its own notifications too: those events it has handed out already.
-        if (Number(upTo) > (this.delivered.get(accountId) ?? 0)) this.catchUp(accountId, Number(upTo));
+        if (newest > (this.delivered.get(accountId) ?? 0)) this.catchUp(accountId, newest);
       },
-      () => void this.poll(),
+      () => {
+        for (const follower of this.followers) follower.regained();
+        void this.poll();
+      },
+      () => {
+        for (const follower of this.followers) follower.lost();
+      },
     );
+  }
+
+  follow(follower: NotificationFollower): void {
+    this.followers.push(follower);
   }
 
   subscribe(accountId: string, listener: EventListener): () => void {

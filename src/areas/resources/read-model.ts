@@ -4,13 +4,16 @@
 // chunks, and then kept up to date from its committed events: the resource events carry the whole
 // resource, and event ids are consecutive, so a missed event shows as a gap, and the account is
 // then forgotten and read again when next asked for.
-// One process (SQLite) keeps them; several (PostgreSQL) cannot see each other's commits, so there
-// every read goes to storage, which keeps counts and indexes for the same answers (store.ts).
+// Several processes (PostgreSQL) keep them too: each hears every account's newest id from the
+// others' notifications, stops answering from a view that is behind it, and reads the missing
+// events from the log (docs/decisions.md, "Several processes on PostgreSQL", for the bound).
+import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
 import { ownBytes } from '../../platform/json-body.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import type { Event } from '../events/event.js';
+import type { NotificationFollower } from '../events/bus.js';
 import { resourceColumns, resourceJson } from './resource-json.js';
 import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 
@@ -32,6 +35,33 @@ const CONCURRENT_FILLS = 4;
  * the id map and in the ordered, type and tag lists (414 bytes of heap measured, bench/README.md).
  */
 const ENTRY_OVERHEAD = 420;
+/**
+ * Several processes: how long a view answers before its newest id is read from storage again, in
+ * case a notification was lost without the connection noticing (a half-open TCP connection).
+ */
+export const VIEW_CONFIRM_MS = 1000;
+/** Several processes: a view further behind than this many events is read again instead of caught up. */
+const CATCH_UP_MOST = 5_000;
+
+/** Several processes (PostgreSQL): where a view reads the commits it hears of. */
+export interface OtherProcesses {
+  /** The account's events after `after` up to `upTo`, in id order, from the log. */
+  events(accountId: string, after: number, upTo: number): Promise<Event[]>;
+  /** The account's newest committed event id. */
+  newestId(accountId: string): Promise<number>;
+}
+
+export interface ReadModelOptions {
+  /** One process (SQLite): notices a commit by another process on the same file. */
+  externalWrites?: ExternalWrites;
+  /** Several processes (PostgreSQL): reads what others committed; the model then follows the bus. */
+  others?: OtherProcesses;
+  budget?: number;
+  tooLargeRecheckMs?: number;
+  chunk?: number;
+  /** Several processes: VIEW_CONFIRM_MS unless given. */
+  confirmMs?: number;
+}
 
 /** An account's resources as of one of its events. */
 export interface ResourceView {
@@ -142,8 +172,18 @@ class AccountResources implements ResourceView {
   /** Roughly the bytes held, for the memory budget. */
   weight = 0;
   countedWeight?: number;
+  /** Several processes: the newest id heard of; while past `lastEventId`, storage answers and the log is read. */
+  heardUpTo = 0;
+  /** Several processes: when the newest id was last confirmed by storage (performance.now()). */
+  confirmedAt = performance.now();
+  confirming = false;
+  catchingUp = false;
 
   constructor(public lastEventId: number) {}
+
+  get behind(): boolean {
+    return this.heardUpTo > this.lastEventId;
+  }
 
   get size(): number {
     return this.ordered.length;
@@ -271,10 +311,38 @@ class Fill implements ReadingResources {
   readSoFar?: AccountResources;
   /** Counts of single filters storage gave, while nothing changed. */
   private readonly counts = new Map<string, number>();
+  /** Several processes: the newest id heard of. */
+  heardUpTo = 0;
+  /** The newest event id as of the first chunk's read, once it is read. */
+  readAt?: number;
+
+  constructor(private readonly shared = false) {}
+
+  /**
+   * Several processes: another process may have committed anything up to `upTo`, so what was read
+   * may have changed since (this process's own commits are announced before their notification).
+   */
+  heard(upTo: number): void {
+    this.heardUpTo = Math.max(this.heardUpTo, upTo);
+    if (this.readAt !== undefined && upTo > this.readAt) this.changed();
+  }
+
+  /** Whether what the first chunk read still stands: nothing was announced, or heard of, since. */
+  unchangedSince(readAt: number): boolean {
+    return this.shared ? this.events.length === 0 && this.heardUpTo <= readAt : !this.events.some(isResourceChange);
+  }
+
+  private changed(): void {
+    this.creationOrder = undefined;
+    this.readSoFar = undefined;
+    this.counts.clear();
+  }
 
   /** After commit: the account's new events. */
   announced(events: readonly Event[]): void {
     this.events.push(...events);
+    // Several processes: another's commits may lie before these, unseen.
+    if (this.shared) this.changed();
     if (this.creationOrder && events.some(isDeletion)) this.creationOrder = undefined;
     if (this.readSoFar && events.some(isResourceChange)) {
       this.readSoFar = undefined;
@@ -308,7 +376,7 @@ class Fill implements ReadingResources {
   }
 }
 
-export class InMemoryResourceReadModel implements ResourceReadModel {
+export class InMemoryResourceReadModel implements ResourceReadModel, NotificationFollower {
   private readonly views: LRUCache<string, AccountResources>;
   private readonly fills = new Map<string, Fill>();
   /**
@@ -318,14 +386,22 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
   private readonly tooLarge: LRUCache<string, true>;
   /** The most one account may take: a half of the budget, so that one account cannot push out all others. */
   readonly maxViewBytes: number;
+  private readonly externalWrites: ExternalWrites | undefined;
+  private readonly others: OtherProcesses | undefined;
+  private readonly chunk: number;
+  private readonly confirmMs: number;
+  /** Several processes: while notifications may be missed (the listening connection is down), nothing is kept. */
+  private blind = false;
 
   constructor(
     private readonly load: LoadResources,
-    private readonly externalWrites?: ExternalWrites,
-    budget = RESOURCE_VIEWS_BUDGET,
-    tooLargeRecheckMs = TOO_LARGE_RECHECK_MS,
-    private readonly chunk = LOAD_CHUNK,
+    options: ReadModelOptions = {},
   ) {
+    const { budget = RESOURCE_VIEWS_BUDGET, tooLargeRecheckMs = TOO_LARGE_RECHECK_MS } = options;
+    this.externalWrites = options.externalWrites;
+    this.others = options.others;
+    this.chunk = options.chunk ?? LOAD_CHUNK;
+    this.confirmMs = options.confirmMs ?? VIEW_CONFIRM_MS;
     // Half of what the cache counts: a view's real weight exceeds its counted one by an eighth at most.
     const counted = weighedMaxSize(budget);
     this.maxViewBytes = Math.floor(counted / 2);
@@ -335,8 +411,9 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
 
   view(accountId: string): ResourceView | undefined | Promise<ResourceView | undefined> {
     this.forgetIfWrittenElsewhere();
+    if (this.blind) return undefined;
     const view = this.views.get(accountId);
-    if (view) return view;
+    if (view) return this.others ? this.current(accountId, view) : view;
     if (this.tooLarge.has(accountId)) return undefined;
     const fill = this.fills.get(accountId);
     if (fill) return fill.background ? undefined : fill.firstChunk;
@@ -344,12 +421,33 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     return this.startFill(accountId).firstChunk;
   }
 
+  /** Several processes: the view unless it is behind what was heard of; confirmed against storage once in a while. */
+  private current(accountId: string, view: AccountResources): AccountResources | undefined {
+    if (view.behind) return undefined;
+    if (!view.confirming && performance.now() - view.confirmedAt > this.confirmMs) {
+      view.confirming = true;
+      const askedAt = performance.now();
+      this.others!.newestId(accountId).then(
+        (newest) => {
+          view.confirming = false;
+          view.confirmedAt = askedAt;
+          this.behind(accountId, view, newest);
+        },
+        () => {
+          view.confirming = false;
+          if (this.views.peek(accountId) === view) this.views.delete(accountId);
+        },
+      );
+    }
+    return view;
+  }
+
   held(accountId: string): ResourceView | undefined {
     return this.views.peek(accountId);
   }
 
   private startFill(accountId: string): Fill {
-    const fill = new Fill();
+    const fill = new Fill(this.others !== undefined);
     // Registered before the first read, so every event committed after what it reads is caught.
     this.fills.set(accountId, fill);
     let resolveFirst: (view: ResourceView | undefined) => void = () => {};
@@ -371,8 +469,9 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
         return undefined;
       }
       const view = new AccountResources(first.newestEventId);
+      fill.readAt = first.newestEventId;
       // Unless a deletion was announced while the first chunk was read.
-      if (!fill.events.some(isDeletion)) fill.creationOrder = first.creationOrder;
+      if (!fill.events.some(isDeletion) && (!this.others || fill.unchangedSince(first.newestEventId))) fill.creationOrder = first.creationOrder;
       let records = first.records;
       while (!fill.abandoned) {
         for (const record of records) view.put(record);
@@ -386,7 +485,7 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
           // counts and indexes make that fast too) while the rest is read a chunk at a time,
           // letting requests through between.
           fill.background = true;
-          if (!fill.events.some(isResourceChange)) fill.readSoFar = view;
+          if (fill.unchangedSince(first.newestEventId)) fill.readSoFar = view;
           firstChunkRead(undefined);
         }
         await new Promise((resolve) => setImmediate(resolve));
@@ -398,14 +497,21 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
         return undefined;
       }
       // The reads stood at the newest event or later; the events since, in order, bring every
-      // resource to its latest state whatever each read saw. A gap: an event was not announced here.
+      // resource to its latest state whatever each read saw. A gap: an event was not announced
+      // here; several processes read it from the log, one forgets what it read.
+      let heardUpTo = fill.heardUpTo;
       for (const event of fill.events) {
         if (event.id <= view.lastEventId) continue;
-        if (event.id !== view.lastEventId + 1) return undefined;
+        if (event.id !== view.lastEventId + 1) {
+          if (!this.others) return undefined;
+          heardUpTo = Math.max(heardUpTo, fill.events.at(-1)!.id);
+          break;
+        }
         view.apply(event, true);
       }
       setWeighed(this.views, accountId, view);
-      return view;
+      if (this.others) this.behind(accountId, view, heardUpTo);
+      return view.behind ? undefined : view;
     } finally {
       if (this.fills.get(accountId) === fill) this.fills.delete(accountId);
     }
@@ -413,14 +519,17 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
 
   /** Another process changed resources this one was not told of: nothing held can be trusted. */
   private forgetIfWrittenElsewhere(): void {
-    if (!this.externalWrites?.happened()) return;
+    if (this.externalWrites?.happened()) this.forgetAll();
+  }
+
+  private forgetAll(): void {
     this.views.clear();
     for (const fill of this.fills.values()) fill.abandoned = true;
     this.fills.clear();
   }
 
   reading(accountId: string): ReadingResources | undefined {
-    return this.fills.get(accountId);
+    return this.blind ? undefined : this.fills.get(accountId);
   }
 
   committed(accountId: string, events: readonly Event[]): void {
@@ -430,8 +539,13 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     for (const event of events) {
       if (event.id <= view.lastEventId) continue;
       // A gap (an event this process has not been told of lies in between) or an event that does
-      // not fit what is held: read the account again.
-      if (event.id !== view.lastEventId + 1 || !view.apply(event)) {
+      // not fit what is held: read the account again; several processes read the gap from the log.
+      if (event.id !== view.lastEventId + 1 || view.behind) {
+        if (!this.others) this.views.delete(accountId);
+        else this.behind(accountId, view, events.at(-1)!.id);
+        return;
+      }
+      if (!view.apply(event)) {
         this.views.delete(accountId);
         return;
       }
@@ -440,21 +554,54 @@ export class InMemoryResourceReadModel implements ResourceReadModel {
     // account is read again when asked for.
     setWeighed(this.views, accountId, view);
   }
-}
 
-/** For several processes sharing storage: nothing is kept, every read goes to storage. */
-export class NoResourceReadModel implements ResourceReadModel {
-  view(): undefined {
-    return undefined;
+  // Several processes: the bus tells of every account's commits (NotificationFollower).
+
+  heard(accountId: string, upTo: number): void {
+    const view = this.views.peek(accountId);
+    if (view) this.behind(accountId, view, upTo);
+    this.fills.get(accountId)?.heard(upTo);
   }
 
-  held(): undefined {
-    return undefined;
+  lost(): void {
+    this.blind = true;
+    this.forgetAll();
   }
 
-  reading(): undefined {
-    return undefined;
+  regained(): void {
+    this.blind = false;
   }
 
-  committed(): void {}
+  /** The account has events up to `upTo`: until the view holds them, storage answers, and they are read from the log. */
+  private behind(accountId: string, view: AccountResources, upTo: number): void {
+    if (upTo <= view.heardUpTo) return;
+    view.heardUpTo = upTo;
+    if (view.behind && !view.catchingUp) void this.catchUp(accountId, view);
+  }
+
+  private async catchUp(accountId: string, view: AccountResources): Promise<void> {
+    view.catchingUp = true;
+    const stillHeld = () => this.views.peek(accountId) === view;
+    try {
+      while (stillHeld() && view.behind) {
+        const upTo = view.heardUpTo;
+        if (upTo - view.lastEventId > CATCH_UP_MOST) break;
+        const events = await this.others!.events(accountId, view.lastEventId, upTo);
+        if (!stillHeld()) return;
+        for (const event of events) {
+          if (event.id <= view.lastEventId) continue;
+          // Replaying: the fill's later chunks may have seen these already.
+          if (event.id !== view.lastEventId + 1 || !view.apply(event, true)) break;
+        }
+        // The log lacks what was announced (pruned meanwhile), or it did not fit.
+        if (view.lastEventId < upTo) break;
+        setWeighed(this.views, accountId, view);
+      }
+      if (stillHeld() && view.behind) this.views.delete(accountId);
+    } catch {
+      if (stillHeld()) this.views.delete(accountId);
+    } finally {
+      view.catchingUp = false;
+    }
+  }
 }
