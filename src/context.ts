@@ -115,7 +115,11 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const oneProcess = storage.backend === 'sqlite';
   // A SQLite file still notices another process's commits (a second server started by mistake).
   const externalWrites = () => new ExternalWrites(storage.dataVersion!);
-  const recentEvents = new InMemoryRecentEvents(config.eventRetention, oneProcess ? { externalWrites: externalWrites() } : { shared: true });
+  const recentEvents = new InMemoryRecentEvents(
+    config.eventRetention,
+    oneProcess ? { externalWrites: externalWrites() } : { others: { newestId: (accountId: string): Promise<number> => events.newestId(accountId) } },
+  );
+  bus.follow(recentEvents);
   // Cross-area reactions (src/domain-events.ts): who reacts to what is wired here and below.
   const domain = new DomainEvents();
   const events = new EventsService(

@@ -1,8 +1,8 @@
 // The in-memory recent events (src/areas/events/recent.ts): what it holds, and when it declines to
 // answer so that storage does. The HTTP tests in events.test.ts and read-models.test.ts check the
 // pages it serves against storage through the real server.
-import { describe, expect, it } from 'vitest';
-import { InMemoryRecentEvents, NoRecentEvents, RECENT_EVENTS_PER_ACCOUNT, type RecentEvents } from '../../src/areas/events/recent.js';
+import { describe, expect, it, vi } from 'vitest';
+import { InMemoryRecentEvents, RECENT_EVENTS_PER_ACCOUNT } from '../../src/areas/events/recent.js';
 import type { Event } from '../../src/areas/events/event.js';
 import { ExternalWrites, EXTERNAL_WRITE_CHECK_MS } from '../../src/storage/external-writes.js';
 
@@ -162,29 +162,61 @@ describe('InMemoryRecentEvents', () => {
 });
 
 describe('InMemoryRecentEvents shared by several processes (PostgreSQL)', () => {
-  it('answers only up to the newest id storage gave, and only when it holds every event up to it', () => {
-    const recent = new InMemoryRecentEvents(10_000, { shared: true });
-    expect(recent.needsNewestFromStorage).toBe(true);
-    recent.committed('acc_1', events(1, 10));
-    // Its own memory is not the newest a reader may trust: another process may have written more.
-    expect(recent.newest('acc_1')).toBeUndefined();
-    expect(ids(recent.after('acc_1', 5, 100, undefined, 10))).toEqual([6, 7, 8, 9, 10]);
-    expect(recent.after('acc_1', 5, 100, undefined, 10)?.newest).toBe(10);
-    // Storage already has 12 (another process committed 11 and 12): storage answers.
-    expect(recent.after('acc_1', 5, 100, undefined, 12)).toBeUndefined();
-    // This process's next commit is 13: a new run starts there, the page from 5 is storage's.
-    recent.committed('acc_1', events(13, 14));
-    expect(recent.after('acc_1', 5, 100, undefined, 14)).toBeUndefined();
-    expect(ids(recent.after('acc_1', 12, 100, undefined, 14))).toEqual([13, 14]);
-    // A newest id read before this process's commit was applied: nothing past it is served.
-    expect(ids(recent.after('acc_1', 12, 100, undefined, 13))).toEqual([13]);
-  });
-});
+  const sharedLog = () => {
+    const log = { newest: 0, asked: 0 };
+    const newestId = async () => {
+      log.asked++;
+      return log.newest;
+    };
+    return { log, others: { newestId } };
+  };
 
-describe('NoRecentEvents (several processes)', () => {
-  it('keeps nothing, so every page reads storage', () => {
-    const recent: RecentEvents = new NoRecentEvents();
+  it("answers until it hears of another process's commit past its run, then leaves the page to storage", () => {
+    const { log, others } = sharedLog();
+    const recent = new InMemoryRecentEvents(10_000, { others });
+    recent.committed('acc_1', events(1, 10));
+    // Storage is asked for the newest id whenever memory does not answer the page itself.
+    expect(recent.newest('acc_1')).toBeUndefined();
+    expect(recent.after('acc_1', 5, 100, undefined)).toEqual({ newest: 10, events: expect.any(Array) });
+    expect(ids(recent.after('acc_1', 5, 100, undefined))).toEqual([6, 7, 8, 9, 10]);
+    // Its own notification: nothing new.
+    recent.heard('acc_1', 10);
+    expect(ids(recent.after('acc_1', 8, 100, undefined))).toEqual([9, 10]);
+    // Another process committed 11 and 12.
+    recent.heard('acc_1', 12);
+    expect(recent.after('acc_1', 5, 100, undefined)).toBeUndefined();
+    // This process's next commit is 13: a new run starts there, past what was heard of.
+    recent.committed('acc_1', events(13, 14));
+    expect(recent.after('acc_1', 5, 100, undefined)).toBeUndefined();
+    expect(ids(recent.after('acc_1', 12, 100, undefined))).toEqual([13, 14]);
+    // Another process committed 15 and 16; what was heard of passes to the run that starts at 17.
+    recent.heard('acc_1', 16);
+    expect(recent.after('acc_1', 12, 100, undefined)).toBeUndefined();
+    recent.committed('acc_1', events(17, 17));
+    expect(ids(recent.after('acc_1', 16, 100, undefined))).toEqual([17]);
+    recent.heard('acc_1', 18);
+    expect(recent.after('acc_1', 16, 100, undefined)).toBeUndefined();
+    expect(log.asked).toBe(0);
+  });
+
+  it('keeps nothing while notifications may be missed, and confirms the newest id with storage once in a while', async () => {
+    const { log, others } = sharedLog();
+    const recent = new InMemoryRecentEvents(10_000, { others, confirmMs: 20 });
     recent.committed('acc_1', events(1, 3));
+    recent.lost();
     expect(recent.after('acc_1', 0, 10, undefined)).toBeUndefined();
+    // A commit of this process while blind is not kept either.
+    const mark = recent.mark();
+    recent.committed('acc_1', events(4, 4), mark);
+    expect(recent.after('acc_1', 3, 10, undefined)).toBeUndefined();
+    recent.regained();
+    recent.committed('acc_1', events(5, 6));
+    expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5, 6]);
+    // A commit whose notification never came: found by the confirmation.
+    log.newest = 7;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5, 6]);
+    await vi.waitFor(() => expect(recent.after('acc_1', 4, 10, undefined)).toBeUndefined());
+    expect(log.asked).toBe(1);
   });
 });

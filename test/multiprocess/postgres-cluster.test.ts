@@ -443,6 +443,16 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
     // A write through B builds on A's last write: the writer reads the resource under the account's lock, not a stale copy.
     const onB = await api(B, 'PATCH', `/api/v1/resources/${id}`, { key, body: { state: 99 } });
     expect(onB.json).toMatchObject({ state: 99, version: 12 });
+    // B holds the account's newest events from its own write on; a page there shows A's next event within 100 ms too.
+    const ownPage = await api(B, 'GET', '/api/v1/events?limit=1000', { key });
+    const fromB = ownPage.json.cursor as number;
+    for (let round = 1; round <= 5; round += 1) {
+      const published = await api(A, 'POST', '/api/v1/events', { key, body: { type: 'custom.cross', data: { round } } });
+      expect(published.status).toBe(201);
+      const at = Date.now();
+      const page = () => api(B, 'GET', `/api/v1/events?after=${fromB}&limit=100`, { key });
+      latest.push(await staleFor(B, at, page, (response) => (response.json?.data as EventBody[])?.some((each) => each.id === published.json.id)));
+    }
     expect(Math.max(...latest), `stale answers up to ${latest.join(', ')} ms after the write`).toBeLessThan(100);
 
     // Every listening connection cut: B and C keep nothing and read storage, so they see A's write at once.

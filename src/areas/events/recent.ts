@@ -3,17 +3,20 @@
 // stepping through 100 stored events was most of an event page's cost (measured with npm run bench).
 // Filled from commits only, never from storage: an account's run of events starts at the first
 // commit this process sees and stays gapless, so a read that starts inside the run is complete.
-// One process (SQLite) answers from them alone. Several (PostgreSQL) keep them too, but another
-// process may have committed what this one has not been told of: there the reader first asks
-// storage for the account's newest id (one indexed row), and memory answers only when it holds
-// every event up to that id; otherwise storage answers as before. Each account's run is an entry
-// of an lru-cache sized by its JSON bytes.
+// One process (SQLite) answers from them alone. Several (PostgreSQL) keep them too, and each hears
+// every account's newest id from the others' notifications: a run behind an id it heard of does
+// not answer (storage does), until this process's own next commit starts a run past it. A page
+// served meanwhile ends at the run's newest id, so a commit not yet heard of comes in the next
+// page, never skipped (docs/decisions.md, "Several processes on PostgreSQL", for the bound). Each
+// account's run is an entry of an lru-cache sized by its JSON bytes.
+import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
 import { ownBytes } from '../../platform/json-body.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import { eventJson, type Event } from './event.js';
+import type { NotificationFollower } from './bus.js';
 
 /** Events kept per account: a poller or a reconnecting stream this far behind reads storage. */
 export const RECENT_EVENTS_PER_ACCOUNT = 1000;
@@ -41,13 +44,9 @@ export interface RecentEvents {
   committed(accountId: string, events: readonly Event[], mark?: number): void;
   /**
    * Up to `limit` events with id > `after` (of the type, if given) and the newest id known, or
-   * undefined when memory does not hold every event after `after`: then storage answers. With
-   * `upTo` (the newest id read from storage), only when memory holds every event up to it too,
-   * and none after it.
+   * undefined when memory does not hold every event after `after`: then storage answers.
    */
-  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined, upTo?: number): { newest: number; events: RecentEvent[] } | undefined;
-  /** Several processes: a reader reads the newest id from storage first and passes it as `upTo`. */
-  readonly needsNewestFromStorage: boolean;
+  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined): { newest: number; events: RecentEvent[] } | undefined;
   /** The account's newest committed event id when memory knows it (this process has seen its commits). */
   newest(accountId: string): number | undefined;
 }
@@ -63,6 +62,11 @@ class Run {
   /** What the run weighs: its JSON and a fixed cost per entry, and the run it replaced. */
   weight = 0;
   countedWeight?: number;
+  /** Several processes: the account's newest id heard of; past `newest`, the run does not answer. */
+  heardUpTo = 0;
+  /** Several processes: when the newest id was last confirmed by storage (performance.now()). */
+  confirmedAt = performance.now();
+  confirming = false;
 
   /**
    * `replaced`: the run before a gap, kept until the gap fills or another one opens. Concurrent
@@ -126,11 +130,10 @@ class Run {
     return after >= this.firstId - 1;
   }
 
-  after(after: number, limit: number, type: TypeFilter | undefined, upTo = Number.POSITIVE_INFINITY): RecentEvent[] {
+  after(after: number, limit: number, type: TypeFilter | undefined): RecentEvent[] {
     const found: RecentEvent[] = [];
     for (let index = this.start + Math.max(0, after + 1 - this.firstId); index < this.entries.length && found.length < limit; index++) {
       const entry = this.entries[index]!;
-      if (entry.id > upTo) break;
       if (matchesTypeFilter(entry.type, type)) found.push(entry);
     }
     return found;
@@ -140,24 +143,33 @@ class Run {
 export interface RecentEventsOptions {
   /** SQLite: another process's commits to the same file (then everything is dropped). */
   externalWrites?: ExternalWrites;
-  /** PostgreSQL: other processes commit too, so readers confirm the newest id with storage. */
-  shared?: boolean;
+  /** PostgreSQL: other processes commit too; the model then follows the bus, and reads the newest id from storage once in a while. */
+  others?: { newestId(accountId: string): Promise<number> };
   budget?: number;
+  /** Several processes: how long a run answers before its newest id is confirmed by storage (a notification lost silently). */
+  confirmMs?: number;
 }
 
-export class InMemoryRecentEvents implements RecentEvents {
+/** Several processes: a run answers this long before its account's newest id is read from storage again. */
+export const RUN_CONFIRM_MS = 1000;
+
+export class InMemoryRecentEvents implements RecentEvents, NotificationFollower {
   private readonly runs: LRUCache<string, Run>;
   private readonly capacity: number;
   private readonly externalWrites: ExternalWrites | undefined;
-  readonly needsNewestFromStorage: boolean;
+  private readonly others: RecentEventsOptions['others'];
+  private readonly confirmMs: number;
   /** How many times everything was dropped for another process's commits. */
   private drops = 0;
+  /** Several processes: while notifications may be missed (the listening connection is down), nothing is kept. */
+  private blind = false;
 
   constructor(retention: number, options: RecentEventsOptions = {}) {
     // Never more than the log keeps: an event this holds is one storage still has.
     this.capacity = Math.max(1, Math.min(RECENT_EVENTS_PER_ACCOUNT, retention));
     this.externalWrites = options.externalWrites;
-    this.needsNewestFromStorage = options.shared ?? false;
+    this.others = options.others;
+    this.confirmMs = options.confirmMs ?? RUN_CONFIRM_MS;
     this.runs = new LRUCache<string, Run>({
       maxSize: weighedMaxSize(options.budget ?? RECENT_EVENTS_BUDGET),
       sizeCalculation: (run) => Math.max(1, run.weight),
@@ -173,8 +185,9 @@ export class InMemoryRecentEvents implements RecentEvents {
     this.dropIfWrittenElsewhere();
     // Another process committed after this transaction began and it was noticed (and everything
     // dropped) before these events got here: kept now, they would pass for the newest.
-    if (mark !== undefined && mark !== this.drops) return;
-    let run = this.runs.peek(accountId);
+    if ((mark !== undefined && mark !== this.drops) || this.blind) return;
+    const held = this.runs.peek(accountId);
+    let run = held;
     for (const event of events) {
       if (run && event.id <= run.newest) {
         if (event.id < run.firstId) run = run.late(this.entryOf(event));
@@ -187,7 +200,13 @@ export class InMemoryRecentEvents implements RecentEvents {
     }
     // Marked used last: the account that wrote most recently is the last to be forgotten, and its
     // new weight counted once it drifted (a run heavier than the whole budget is not kept).
-    if (run) setWeighed(this.runs, accountId, run);
+    if (!run) return;
+    if (held && run !== held) {
+      // What was heard of the account stays known to the run that holds it now.
+      run.heardUpTo = Math.max(run.heardUpTo, held.heardUpTo);
+      run.confirmedAt = held.confirmedAt;
+    }
+    setWeighed(this.runs, accountId, run);
   }
 
   private entryOf(event: Event): Entry {
@@ -204,36 +223,54 @@ export class InMemoryRecentEvents implements RecentEvents {
 
   newest(accountId: string): number | undefined {
     this.dropIfWrittenElsewhere();
-    // Several processes: what this one has seen need not be the newest.
-    return this.needsNewestFromStorage ? undefined : this.runs.peek(accountId)?.newest;
+    // Several processes: storage is asked whenever memory does not answer the page itself.
+    return this.others ? undefined : this.runs.peek(accountId)?.newest;
   }
 
-  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined, upTo?: number): { newest: number; events: RecentEvent[] } | undefined {
+  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined): { newest: number; events: RecentEvent[] } | undefined {
     this.dropIfWrittenElsewhere();
+    if (this.blind) return undefined;
     const run = this.runs.get(accountId);
     if (!run?.covers(after)) return undefined;
-    if (upTo === undefined) return { newest: run.newest, events: run.after(after, limit, type) };
-    // Storage knows of commits this process has not seen: it answers.
-    if (run.newest < upTo) return undefined;
-    return { newest: upTo, events: run.after(after, limit, type, upTo) };
-  }
-}
-
-/** For several processes sharing storage: nothing is kept, every read goes to storage. */
-export class NoRecentEvents implements RecentEvents {
-  readonly needsNewestFromStorage = false;
-
-  mark(): number {
-    return 0;
+    if (this.others) {
+      // Another process committed past what this one holds: storage answers.
+      if (run.heardUpTo > run.newest) return undefined;
+      this.confirmIfDue(accountId, run);
+    }
+    return { newest: run.newest, events: run.after(after, limit, type) };
   }
 
-  committed(): void {}
-
-  newest(): undefined {
-    return undefined;
+  private confirmIfDue(accountId: string, run: Run): void {
+    if (run.confirming || performance.now() - run.confirmedAt <= this.confirmMs) return;
+    run.confirming = true;
+    const askedAt = performance.now();
+    this.others!.newestId(accountId).then(
+      (newest) => {
+        run.confirming = false;
+        run.confirmedAt = askedAt;
+        run.heardUpTo = Math.max(run.heardUpTo, newest);
+      },
+      () => {
+        run.confirming = false;
+        if (this.runs.peek(accountId) === run) this.runs.delete(accountId);
+      },
+    );
   }
 
-  after(): undefined {
-    return undefined;
+  // Several processes: the bus tells of every account's commits (NotificationFollower).
+
+  heard(accountId: string, upTo: number): void {
+    const run = this.runs.peek(accountId);
+    if (run && upTo > run.heardUpTo) run.heardUpTo = upTo;
+  }
+
+  lost(): void {
+    this.blind = true;
+    this.runs.clear();
+    this.drops++;
+  }
+
+  regained(): void {
+    this.blind = false;
   }
 }

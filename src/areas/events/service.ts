@@ -121,16 +121,14 @@ export class EventsService {
     // One more than the page, to know whether there are more.
     let rows: RecentEvent[];
     let newest: number;
-    // Several processes: the newest id comes from storage, and memory answers only up to it.
-    const confirmed = this.recent.needsNewestFromStorage ? await this.checkCursor(accountId, query.after) : undefined;
-    const recent = this.recent.after(accountId, query.after, query.limit + 1, query.type, confirmed);
+    const recent = this.recent.after(accountId, query.after, query.limit + 1, query.type);
     if (recent) {
       ({ newest, events: rows } = recent);
       this.checkCursorAgainst(query.after, newest);
     } else {
       // The newest id is known (from memory, else storage) before the events are read: an event
       // committed in between is then either in the page or after the cursor, never skipped.
-      const known = confirmed ?? this.recent.newest(accountId);
+      const known = this.recent.newest(accountId);
       if (known === undefined) newest = await this.checkCursor(accountId, query.after);
       else {
         newest = known;
