@@ -15,6 +15,7 @@ import { ExternalWrites } from './storage/external-writes.js';
 import { EventsService } from './areas/events/service.js';
 import { InMemoryRecentEvents } from './areas/events/recent.js';
 import { InMemoryOlderEvents } from './areas/events/older.js';
+import { AccountQueue } from './areas/events/account-queue.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel } from './areas/resources/read-model.js';
@@ -131,6 +132,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     recentEvents,
     domain,
     oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined,
+    // One SQLite connection commits the writes of a turn together; PostgreSQL's wait at a row lock.
+    oneProcess ? undefined : new AccountQueue(),
   );
   // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
   const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });
@@ -160,7 +163,10 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     leaseMs: config.webhookLeaseSeconds * 1000,
   });
   // The outbox: deliveries are written in the same transaction as their event.
-  domain.inside('events.appended', (exec, { accountId, events: appended }) => webhooks.enqueue(exec, accountId, appended));
+  domain.inside('events.appended', async (exec, { accountId, events: appended, webhookCount }) => {
+    // An account without webhooks (most): nothing to look up while its row is locked.
+    if (webhookCount > 0) await webhooks.enqueue(exec, accountId, appended);
+  });
   // Delivery stops with the credential that authorized it, in the transaction that ends it.
   domain.inside('key.revoked', async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
   domain.inside(

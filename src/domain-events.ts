@@ -11,7 +11,12 @@ import { afterCommit } from './storage/transaction.js';
 
 export interface DomainEventMap {
   /** Events were appended to an account's log (by any writer: resources, custom events, schedules). */
-  'events.appended': { accountId: string; events: readonly Event[] };
+  'events.appended': {
+    accountId: string;
+    events: readonly Event[];
+    /** How many webhooks the account has, read under its row lock with the event ids: none, no outbox rows to write. */
+    webhookCount: number;
+  };
   /** An API key was revoked. */
   'key.revoked': { id: string; accountId: string };
   /** OAuth credentials stopped working: connections, apps (their tokens), or single access tokens. */

@@ -11,6 +11,8 @@ export interface AccountsTable {
   event_seq: Generated<number>;
   /** Last audit position handed out, the audit log's cursor. */
   audit_seq: Generated<number>;
+  /** How many webhooks the account has (kept by areas/webhooks/store.ts), read with the event counter. */
+  webhook_count: Generated<number>;
   /** operator (CLI) or signup. */
   origin: Generated<string>;
 }

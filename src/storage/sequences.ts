@@ -22,3 +22,21 @@ export async function nextSequence(db: Executor, accountId: string, counter: Cou
   if (!row) throw new Error(`no account ${accountId}`);
   return Number(row[counter]);
 }
+
+const nextEvent = prepare((db, p: { accountId: string }) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+    .where('id', '=', p.accountId)
+    .returning(['event_seq', 'webhook_count']),
+);
+
+/**
+ * The account's next event id, as `nextSequence(..., 'event_seq')`, and with it the account's
+ * webhook count as of the lock it takes (webhooks created or deleted after wait for it).
+ */
+export async function nextEventSequence(db: Executor, accountId: string): Promise<{ id: number; webhooks: number }> {
+  const row = await nextEvent.first(db, { accountId });
+  if (!row) throw new Error(`no account ${accountId}`);
+  return { id: Number(row.event_seq), webhooks: Number(row.webhook_count) };
+}

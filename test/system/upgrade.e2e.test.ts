@@ -280,6 +280,8 @@ describe('upgrading from the previous release', () => {
       expect(sealed).toMatch(/^enc:v1:/);
       const key = Buffer.from(readFileSync(join(workDir, 'data', 'secrets.key'), 'utf8').trim(), 'base64');
       expect(new SecretBox(key).open(sealed)).toBe(WEBHOOK_SECRET);
+      // Counted on the account row (migration 0011), so the account's writes queue deliveries for it.
+      expect(db.prepare('select webhook_count from accounts where id = ?').pluck().get(ACCOUNT)).toBe(1);
     } finally {
       db.close();
     }

@@ -209,6 +209,37 @@ describe('webhook delivery', () => {
       expect(onPath(created)).toHaveLength(1);
     });
 
+    // The account row counts its webhooks (migration 0011), read with the event counter: a write
+    // looks its webhooks up only when there are some, so the count must follow every create and delete.
+    it('queues for a webhook from the first event after its creation and none after its deletion, as the account row counts them', async () => {
+      const caller = await app().account();
+      const countOnRow = async () =>
+        Number(
+          (await app().context.storage.db.selectFrom('accounts').select('webhook_count').where('id', '=', caller.accountId).executeTakeFirstOrThrow())
+            .webhook_count,
+        );
+      const before = await publish(caller.key, 'custom.before');
+      expect(await countOnRow()).toBe(0);
+      const [first, second] = [unique('ok'), unique('ok')];
+      const one = await createHook(caller.key, first);
+      const two = await createHook(caller.key, second);
+      expect(await countOnRow()).toBe(2);
+      const during = await publish(caller.key, 'custom.during');
+      expect((await app().request({ method: 'DELETE', url: `/api/v1/webhooks/${one.id}`, key: caller.key })).status).toBe(204);
+      expect((await app().request({ method: 'DELETE', url: `/api/v1/webhooks/${one.id}`, key: caller.key })).status).toBe(404);
+      expect(await countOnRow()).toBe(1);
+      const after = await publish(caller.key, 'custom.after');
+      await until(() => onPath(second).length === 2, 'both deliveries to the remaining webhook');
+      expect(onPath(second).map(eventIdOf).sort()).toEqual([during.id, after.id].sort());
+      expect(onPath(first).map(eventIdOf)).toEqual([during.id]);
+      expect(onPath(second).map(eventIdOf)).not.toContain(before.id);
+      expect((await app().request({ method: 'DELETE', url: `/api/v1/webhooks/${two.id}`, key: caller.key })).status).toBe(204);
+      expect(await countOnRow()).toBe(0);
+      await publish(caller.key, 'custom.none');
+      await sleep(200);
+      expect(onPath(second)).toHaveLength(2);
+    });
+
     it('retries a failing receiver on the schedule, up to five attempts, with one delivery id, then marks it failed', async () => {
       const caller = await app().account();
       const path = unique('fail');

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
-import { nextSequence } from '../../storage/sequences.js';
+import { nextEventSequence, nextSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError } from '../../domain-errors.js';
 import { type JsonParts, ownCopy } from '../../platform/json-body.js';
@@ -12,6 +12,7 @@ import { afterCommit, inTransaction } from '../../storage/transaction.js';
 import type { Event } from './event.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
 import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
+import type { AccountQueue } from './account-queue.js';
 import { accountsOverRetention, deleteEventsBetween, insertEvent, listEvents, listEventsJson, newestEventId, oldestStoredEventId } from './store.js';
 
 /** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
@@ -39,6 +40,8 @@ export class EventsService {
     private readonly recent: RecentEvents,
     private readonly domain: DomainEvents,
     olderEvents: (load: LoadEvents) => OlderEvents = () => new NoOlderEvents(),
+    /** Several processes: an account's writers queue here instead of at its row lock. */
+    private readonly writers?: AccountQueue,
   ) {
     // Kept in memory, each event's JSON is copied into a buffer of its own (no shared pool slab).
     this.older = olderEvents(async (accountId, from, upTo) =>
@@ -57,9 +60,14 @@ export class EventsService {
    * after-commit reactions run (read models, metrics, the webhook dispatcher).
    */
   async transact<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
+    return this.writers ? this.writers.run(accountId, () => this.transactNow(accountId, work)) : this.transactNow(accountId, work);
+  }
+
+  private async transactNow<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
     const appended: Event[] = [];
     return inTransaction(this.db, async (trx) => {
-      let nextId = await nextSequence(trx, accountId, 'event_seq');
+      const first = await nextEventSequence(trx, accountId);
+      let nextId = first.id;
       // Taken holding the account's row (and on SQLite the write lock): see RecentEvents.mark.
       const recentMark = this.recent.mark();
       const writer: EventWriter = {
@@ -84,7 +92,7 @@ export class EventsService {
         this.recent.committed(accountId, appended, recentMark);
         this.bus.publish(accountId, appended);
       });
-      await this.domain.emit(trx, 'events.appended', { accountId, events: appended });
+      await this.domain.emit(trx, 'events.appended', { accountId, events: appended, webhookCount: first.webhooks });
       await this.bus.announce(trx, accountId, appended);
       return value;
     });

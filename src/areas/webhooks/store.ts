@@ -145,6 +145,16 @@ export async function insertWebhook(db: Executor, row: WebhookRow): Promise<void
       created_seq: nextCreatedSeq('webhooks', row.accountId),
     })
     .execute();
+  await changeWebhookCount(db, row.accountId, 1);
+}
+
+/** The account's webhook count (migration 0011), kept in the transaction that creates or deletes one. */
+async function changeWebhookCount(db: Executor, accountId: string, delta: number): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set((eb) => ({ webhook_count: eb('webhook_count', '+', delta) }))
+    .where('id', '=', accountId)
+    .execute();
 }
 
 export async function countWebhooks(db: Executor, accountId: string): Promise<number> {
@@ -200,7 +210,8 @@ export async function setWebhookSecret(db: Executor, id: string, sealedSecret: s
 
 export async function deleteWebhook(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
-  await db.deleteFrom('webhooks').where('id', '=', id).execute();
+  const deleted = await db.deleteFrom('webhooks').where('id', '=', id).returning('account_id').executeTakeFirst();
+  if (deleted) await changeWebhookCount(db, deleted.account_id, -1);
 }
 
 export async function webhooksAuthorizedBy(db: Executor, credentialIds: string[]): Promise<WebhookRow[]> {
