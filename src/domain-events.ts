@@ -43,6 +43,16 @@ export class DomainEvents {
     return register(this.committedReactions, name, reaction as CommittedReaction<never>);
   }
 
+  /**
+   * A change made in one statement, already committed, whose writer checked in that statement that
+   * the inside reactions had nothing to do (an account without webhooks has no outbox rows to
+   * write): runs the after-commit reactions.
+   */
+  committedAlone<K extends DomainEventName>(name: K, payload: DomainEventMap[K]): void {
+    const committed = this.committedReactions.get(name);
+    if (committed) for (const reaction of committed) (reaction as CommittedReaction<K>)(payload);
+  }
+
   async emit<K extends DomainEventName>(exec: Executor, name: K, payload: DomainEventMap[K]): Promise<void> {
     const inside = this.insideReactions.get(name);
     if (inside) for (const reaction of inside) await (reaction as InsideReaction<K>)(exec, payload);

@@ -13,7 +13,16 @@ import type { Event } from './event.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
 import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
 import type { AccountQueue } from './account-queue.js';
-import { accountsOverRetention, deleteEventsBetween, insertEvent, listEvents, listEventsJson, newestEventId, oldestStoredEventId } from './store.js';
+import {
+  accountsOverRetention,
+  deleteEventsBetween,
+  insertEvent,
+  insertEventAlone,
+  listEvents,
+  listEventsJson,
+  newestEventId,
+  oldestStoredEventId,
+} from './store.js';
 
 /** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
 const PRUNE_BATCH = 100;
@@ -87,19 +96,37 @@ export class EventsService {
       };
       const value = await work(writer);
       if (appended.length === 0) throw new Error('an event transaction committed no event');
-      afterCommit(trx, () => {
-        this.usage.count(accountId, { eventsCreated: appended.length });
-        this.recent.committed(accountId, appended, recentMark);
-        this.bus.publish(accountId, appended);
-      });
+      afterCommit(trx, () => this.committed(accountId, appended, recentMark));
       await this.domain.emit(trx, 'events.appended', { accountId, events: appended, webhookCount: first.webhooks });
       await this.bus.announce(trx, accountId, appended);
       return value;
     });
   }
 
+  /** After commit, before the writer hears of it: the events are kept, counted and published. */
+  private committed(accountId: string, events: Event[], recentMark: number): void {
+    this.usage.count(accountId, { eventsCreated: events.length });
+    this.recent.committed(accountId, events, recentMark);
+    this.bus.publish(accountId, events);
+  }
+
   async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
-    return this.transact(accountId, (writer) => writer.append(type, data));
+    const inTransaction = () => this.transactNow(accountId, (writer) => writer.append(type, data));
+    if (!this.writers) return inTransaction();
+    // Several processes: one statement when the account has no webhooks, else the transaction.
+    return this.writers.run(accountId, async () => (await this.appendAlone(accountId, type, data)) ?? inTransaction());
+  }
+
+  /** PostgreSQL: an event alone, in one statement committed on its own; undefined when the account has webhooks. */
+  private async appendAlone(accountId: string, type: string, data: Record<string, unknown>): Promise<Event | undefined> {
+    const event: Event = { id: 0, type, data, createdAt: this.clock.now().toISOString() };
+    // Taken before the statement, as `transact` takes it holding the lock: see RecentEvents.mark.
+    const recentMark = this.recent.mark();
+    if (!(await insertEventAlone(this.db, accountId, event))) return undefined;
+    const events = [event];
+    this.committed(accountId, events, recentMark);
+    this.domain.committedAlone('events.appended', { accountId, events, webhookCount: 0 });
+    return event;
   }
 
   /** The oldest cursor still served: fixed by the retention rule, not by when rows are deleted. */

@@ -12,6 +12,45 @@ export async function insertEvent(db: Executor, accountId: string, event: Event)
   await insertEventRow.execute(db, { accountId, id: event.id, type: event.type, data: eventDataJson(event), createdAt: event.createdAt });
 }
 
+const insertEventAloneRow = prepare((db, p: { accountId: string; type: string; data: string; createdAt: string }) =>
+  db
+    .with('seq', (cte) =>
+      cte
+        .updateTable('accounts')
+        .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+        .where('id', '=', p.accountId)
+        .where('webhook_count', '=', 0)
+        .returning('event_seq'),
+    )
+    .insertInto('events')
+    .columns(['account_id', 'id', 'type', 'data', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('seq')
+        .select((select) => [
+          select.val(p.accountId).as('account_id'),
+          'seq.event_seq',
+          select.val(p.type).as('type'),
+          select.val(p.data).as('data'),
+          select.val(p.createdAt).as('created_at'),
+        ]),
+    )
+    .returning('id'),
+);
+
+/**
+ * PostgreSQL: takes the account's next event id and inserts the event in one statement, committed
+ * on its own (the row lock lasts the statement, not four round trips), when the account has no
+ * webhooks (whose outbox rows would have to commit with it). Sets `event.id` and returns true, or
+ * returns false when the account has webhooks (nothing was written).
+ */
+export async function insertEventAlone(db: Executor, accountId: string, event: Event): Promise<boolean> {
+  const row = await insertEventAloneRow.first(db, { accountId, type: event.type, data: eventDataJson(event), createdAt: event.createdAt });
+  if (row === undefined) return false;
+  event.id = Number(row.id);
+  return true;
+}
+
 const eventSeq = prepare((db, p: { accountId: string }) => db.selectFrom('accounts').select('event_seq').where('id', '=', p.accountId));
 
 /** The account's newest event id (0 before the first event). */
