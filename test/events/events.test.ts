@@ -214,9 +214,11 @@ describe('events', () => {
       expect(ids(list.data)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
       expect(list.cursor).toBe(100);
       expect(list.hasMore).toBe(false);
-      // Each stored event is exactly what its publisher was told.
+      // Each stored event is exactly what its publisher was told, and time never runs back along the ids.
       const byId = new Map(returned.map((event) => [event.id, event]));
       for (const event of list.data) expect(event).toEqual(byId.get(event.id));
+      const times = list.data.map((event) => event.createdAt);
+      expect(times).toEqual([...times].sort());
     });
 
     it('are shared with resource events and mixed writers stay dense', async () => {

@@ -285,7 +285,8 @@ describe('event stream', () => {
     expect(last).toBe(21 + 120 + 1);
     await stream.waitForId(last);
     await sleep(50); // late and repeated notifications have all fired by now
-    expect(calls).toBeGreaterThan(100);
+    // Each commit is one call; on PostgreSQL custom events waiting together commit together, so fewer.
+    expect(calls).toBeGreaterThan(20);
     const log = await allEvents(caller.key, 5);
     expect(stream.ids()).toEqual(range(6, last));
     expectMessagesMatchLog(stream.received, log);

@@ -240,6 +240,22 @@ describe('webhook delivery', () => {
       expect(onPath(second)).toHaveLength(2);
     });
 
+    it('delivers each of many concurrent events of an account with a webhook once (they commit one by one with their deliveries)', async () => {
+      const caller = await app().account();
+      const path = unique('ok');
+      await createHook(caller.key, path);
+      const returned = await Promise.all(Array.from({ length: 40 }, (_, i) => publish(caller.key, 'custom.burst', { i })));
+      const first = Math.min(...returned.map((event) => event.id));
+      expect(returned.map((event) => event.id).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => first + i));
+      await until(() => onPath(path).length >= 40, 'a delivery of every event');
+      await sleep(200);
+      expect(
+        onPath(path)
+          .map(eventIdOf)
+          .sort((a, b) => a - b),
+      ).toEqual(returned.map((event) => event.id).sort((a, b) => a - b));
+    });
+
     it('retries a failing receiver on the schedule, up to five attempts, with one delivery id, then marks it failed', async () => {
       const caller = await app().account();
       const path = unique('fail');

@@ -9,7 +9,7 @@ import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { afterCommit, inTransaction } from '../../storage/transaction.js';
-import type { Event } from './event.js';
+import { eventDataJson, type Event } from './event.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
 import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
 import type { AccountQueue } from './account-queue.js';
@@ -17,12 +17,23 @@ import {
   accountsOverRetention,
   deleteEventsBetween,
   insertEvent,
-  insertEventAlone,
+  insertEventsAlone,
   listEvents,
   listEventsJson,
   newestEventId,
   oldestStoredEventId,
 } from './store.js';
+
+/** PostgreSQL: the most custom events of one account written in one statement, and their most data (bytes of JSON). */
+const BATCH_EVENTS = 100;
+const BATCH_BYTES = 1024 * 1024;
+
+/** Custom events of one account waiting for their turn, with who waits for each. */
+interface CustomBatch {
+  events: Event[];
+  bytes: number;
+  callers: Array<{ resolve: (event: Event) => void; reject: (error: unknown) => void }>;
+}
 
 /** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
 const PRUNE_BATCH = 100;
@@ -59,6 +70,8 @@ export class EventsService {
   }
 
   private readonly older: OlderEvents;
+  /** PostgreSQL: per account, the custom events not yet written whose turn has not come. */
+  private readonly batches = new Map<string, CustomBatch>();
 
   /**
    * Runs `work` in a transaction that writes at least one event. The account's event counter is
@@ -111,22 +124,50 @@ export class EventsService {
   }
 
   async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
-    const inTransaction = () => this.transactNow(accountId, (writer) => writer.append(type, data));
-    if (!this.writers) return inTransaction();
-    // Several processes: one statement when the account has no webhooks, else the transaction.
-    return this.writers.run(accountId, async () => (await this.appendAlone(accountId, type, data)) ?? inTransaction());
+    if (!this.writers) return this.transactNow(accountId, (writer) => writer.append(type, data));
+    // Several processes: the account's custom events that wait together are written together.
+    const event: Event = { id: 0, type, data, createdAt: '' };
+    const written = new Promise<Event>((resolve, reject) => {
+      const waiting = this.batches.get(accountId);
+      const batch = waiting && waiting.events.length < BATCH_EVENTS && waiting.bytes < BATCH_BYTES ? waiting : { events: [], bytes: 0, callers: [] };
+      batch.events.push(event);
+      batch.bytes += eventDataJson(event).length;
+      batch.callers.push({ resolve, reject });
+      if (batch !== waiting) {
+        this.batches.set(accountId, batch);
+        // Its first event is in it already: with nothing of the account under way, it is written at once.
+        void this.writers!.run(accountId, () => this.writeBatch(accountId, batch));
+      }
+    });
+    return written;
   }
 
-  /** PostgreSQL: an event alone, in one statement committed on its own; undefined when the account has webhooks. */
-  private async appendAlone(accountId: string, type: string, data: Record<string, unknown>): Promise<Event | undefined> {
-    const event: Event = { id: 0, type, data, createdAt: this.clock.now().toISOString() };
-    // Taken before the statement, as `transact` takes it holding the lock: see RecentEvents.mark.
-    const recentMark = this.recent.mark();
-    if (!(await insertEventAlone(this.db, accountId, event))) return undefined;
-    const events = [event];
-    this.committed(accountId, events, recentMark);
-    this.domain.committedAlone('events.appended', { accountId, events, webhookCount: 0 });
-    return event;
+  /**
+   * PostgreSQL: the batch's events in one statement committed on its own when the account has no
+   * webhooks, else each in its own transaction (its outbox rows commit with it).
+   */
+  private async writeBatch(accountId: string, batch: CustomBatch): Promise<void> {
+    // Its turn has come: later events go in the next batch.
+    if (this.batches.get(accountId) === batch) this.batches.delete(accountId);
+    const { events, callers } = batch;
+    try {
+      const createdAt = this.clock.now().toISOString();
+      for (const event of events) event.createdAt = createdAt;
+      // Taken before the statement, as `transact` takes it holding the lock: see RecentEvents.mark.
+      const recentMark = this.recent.mark();
+      if (await insertEventsAlone(this.db, accountId, events)) {
+        this.committed(accountId, events, recentMark);
+        this.domain.committedAlone('events.appended', { accountId, events, webhookCount: 0 });
+        events.forEach((event, index) => callers[index]!.resolve(event));
+        return;
+      }
+    } catch (error) {
+      for (const caller of callers) caller.reject(error);
+      return;
+    }
+    for (const [index, event] of events.entries()) {
+      await this.transactNow(accountId, (writer) => writer.append(event.type, event.data)).then(callers[index]!.resolve, callers[index]!.reject);
+    }
   }
 
   /** The oldest cursor still served: fixed by the retention rule, not by when rows are deleted. */

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../../storage/schema.js';
 import { prefixLength, startsWith } from '../../storage/filters.js';
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
@@ -12,42 +13,33 @@ export async function insertEvent(db: Executor, accountId: string, event: Event)
   await insertEventRow.execute(db, { accountId, id: event.id, type: event.type, data: eventDataJson(event), createdAt: event.createdAt });
 }
 
-const insertEventAloneRow = prepare((db, p: { accountId: string; type: string; data: string; createdAt: string }) =>
-  db
-    .with('seq', (cte) =>
-      cte
-        .updateTable('accounts')
-        .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
-        .where('id', '=', p.accountId)
-        .where('webhook_count', '=', 0)
-        .returning('event_seq'),
-    )
-    .insertInto('events')
-    .columns(['account_id', 'id', 'type', 'data', 'created_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('seq')
-        .select((select) => [
-          select.val(p.accountId).as('account_id'),
-          'seq.event_seq',
-          select.val(p.type).as('type'),
-          select.val(p.data).as('data'),
-          select.val(p.createdAt).as('created_at'),
-        ]),
-    )
-    .returning('id'),
-);
-
 /**
- * PostgreSQL: takes the account's next event id and inserts the event in one statement, committed
- * on its own (the row lock lasts the statement, not four round trips), when the account has no
- * webhooks (whose outbox rows would have to commit with it). Sets `event.id` and returns true, or
- * returns false when the account has webhooks (nothing was written).
+ * PostgreSQL: takes the account's next ids and inserts the events, in order, in one statement
+ * committed on its own (the row lock lasts the statement, not four round trips), when the account
+ * has no webhooks (whose outbox rows would have to commit with them). Sets each `event.id` and
+ * returns true, or returns false when the account has webhooks (nothing was written).
  */
-export async function insertEventAlone(db: Executor, accountId: string, event: Event): Promise<boolean> {
-  const row = await insertEventAloneRow.first(db, { accountId, type: event.type, data: eventDataJson(event), createdAt: event.createdAt });
+export async function insertEventsAlone(db: Executor, accountId: string, events: Event[]): Promise<boolean> {
+  const count = events.length;
+  const result = await sql<{ last: string }>`
+    with seq as (
+      update accounts set event_seq = event_seq + ${count}
+      where id = ${accountId} and webhook_count = 0
+      returning event_seq
+    ), inserted as (
+      insert into events (account_id, id, type, data, created_at)
+      select ${accountId}, seq.event_seq - ${count} + item.position, item.type, item.data, item.created_at
+      from seq, unnest(${events.map((event) => event.type)}::text[], ${events.map(eventDataJson)}::text[], ${events.map((event) => event.createdAt)}::text[])
+        with ordinality as item(type, data, created_at, position)
+      returning id
+    )
+    select event_seq as last from seq`.execute(db);
+  const row = result.rows[0];
   if (row === undefined) return false;
-  event.id = Number(row.id);
+  const first = Number(row.last) - count + 1;
+  events.forEach((event, index) => {
+    event.id = first + index;
+  });
   return true;
 }
 
