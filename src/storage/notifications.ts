@@ -1,5 +1,6 @@
 // Cross-process notifications over PostgreSQL LISTEN/NOTIFY. A notification sent inside a
 // transaction is delivered when (and only if) it commits, to every listening process.
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { sql } from 'kysely';
 import type { Executor } from './schema.js';
@@ -19,6 +20,34 @@ export interface Notifications {
 }
 
 const RECONNECT_DELAY_MS = 1000;
+
+/**
+ * Several processes: when a copy of an account's data last had the account's newest id confirmed
+ * by storage, so that a notification lost without the connection noticing (a half-open TCP
+ * connection) delays a change by at most `everyMs` and a read.
+ */
+export class NewestIdCheck {
+  private checkedAt = performance.now();
+  private checking = false;
+
+  /** Reads the newest id once `everyMs` passed since the last time: `heard` it, or `failed` when storage could not say. */
+  runIfDue(everyMs: number, read: () => Promise<number>, heard: (newest: number) => void, failed: () => void): void {
+    if (this.checking || performance.now() - this.checkedAt <= everyMs) return;
+    this.checking = true;
+    const askedAt = performance.now();
+    read().then(
+      (newest) => {
+        this.checking = false;
+        this.checkedAt = askedAt;
+        heard(newest);
+      },
+      () => {
+        this.checking = false;
+        failed();
+      },
+    );
+  }
+}
 /** The listening connection's `application_name` in pg_stat_activity. */
 export const NOTIFICATIONS_APPLICATION_NAME = 'devdata-notifications';
 

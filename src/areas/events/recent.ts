@@ -9,7 +9,6 @@
 // served meanwhile ends at the run's newest id, so a commit not yet heard of comes in the next
 // page, never skipped (docs/decisions.md, "Several processes on PostgreSQL", for the bound). Each
 // account's run is an entry of an lru-cache sized by its JSON bytes.
-import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
 import { ownBytes } from '../../platform/json-body.js';
@@ -17,6 +16,7 @@ import type { ExternalWrites } from '../../storage/external-writes.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import { eventJson, type Event } from './event.js';
 import type { NotificationFollower } from './bus.js';
+import { NewestIdCheck } from '../../storage/notifications.js';
 
 /** Events kept per account: a poller or a reconnecting stream this far behind reads storage. */
 export const RECENT_EVENTS_PER_ACCOUNT = 1000;
@@ -64,9 +64,8 @@ class Run {
   countedWeight?: number;
   /** Several processes: the account's newest id heard of; past `newest`, the run does not answer. */
   heardUpTo = 0;
-  /** Several processes: when the newest id was last confirmed by storage (performance.now()). */
-  confirmedAt = performance.now();
-  confirming = false;
+  /** Several processes: when the newest id was last confirmed by storage. */
+  check = new NewestIdCheck();
 
   /**
    * `replaced`: the run before a gap, kept until the gap fills or another one opens. Concurrent
@@ -204,7 +203,7 @@ export class InMemoryRecentEvents implements RecentEvents, NotificationFollower 
     if (held && run !== held) {
       // What was heard of the account stays known to the run that holds it now.
       run.heardUpTo = Math.max(run.heardUpTo, held.heardUpTo);
-      run.confirmedAt = held.confirmedAt;
+      run.check = held.check;
     }
     setWeighed(this.runs, accountId, run);
   }
@@ -241,17 +240,13 @@ export class InMemoryRecentEvents implements RecentEvents, NotificationFollower 
   }
 
   private confirmIfDue(accountId: string, run: Run): void {
-    if (run.confirming || performance.now() - run.confirmedAt <= this.confirmMs) return;
-    run.confirming = true;
-    const askedAt = performance.now();
-    this.others!.newestId(accountId).then(
+    run.check.runIfDue(
+      this.confirmMs,
+      () => this.others!.newestId(accountId),
       (newest) => {
-        run.confirming = false;
-        run.confirmedAt = askedAt;
         run.heardUpTo = Math.max(run.heardUpTo, newest);
       },
       () => {
-        run.confirming = false;
         if (this.runs.peek(accountId) === run) this.runs.delete(accountId);
       },
     );

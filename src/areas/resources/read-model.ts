@@ -7,13 +7,13 @@
 // Several processes (PostgreSQL) keep them too: each hears every account's newest id from the
 // others' notifications, stops answering from a view that is behind it, and reads the missing
 // events from the log (docs/decisions.md, "Several processes on PostgreSQL", for the bound).
-import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
 import { ownBytes } from '../../platform/json-body.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import type { Event } from '../events/event.js';
 import type { NotificationFollower } from '../events/bus.js';
+import { NewestIdCheck } from '../../storage/notifications.js';
 import { resourceColumns, resourceJson } from './resource-json.js';
 import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 
@@ -174,9 +174,8 @@ class AccountResources implements ResourceView {
   countedWeight?: number;
   /** Several processes: the newest id heard of; while past `lastEventId`, storage answers and the log is read. */
   heardUpTo = 0;
-  /** Several processes: when the newest id was last confirmed by storage (performance.now()). */
-  confirmedAt = performance.now();
-  confirming = false;
+  /** Several processes: when the newest id was last confirmed by storage. */
+  readonly check = new NewestIdCheck();
   catchingUp = false;
 
   constructor(public lastEventId: number) {}
@@ -424,21 +423,14 @@ export class InMemoryResourceReadModel implements ResourceReadModel, Notificatio
   /** Several processes: the view unless it is behind what was heard of; confirmed against storage once in a while. */
   private current(accountId: string, view: AccountResources): AccountResources | undefined {
     if (view.behind) return undefined;
-    if (!view.confirming && performance.now() - view.confirmedAt > this.confirmMs) {
-      view.confirming = true;
-      const askedAt = performance.now();
-      this.others!.newestId(accountId).then(
-        (newest) => {
-          view.confirming = false;
-          view.confirmedAt = askedAt;
-          this.behind(accountId, view, newest);
-        },
-        () => {
-          view.confirming = false;
-          if (this.views.peek(accountId) === view) this.views.delete(accountId);
-        },
-      );
-    }
+    view.check.runIfDue(
+      this.confirmMs,
+      () => this.others!.newestId(accountId),
+      (newest) => this.behind(accountId, view, newest),
+      () => {
+        if (this.views.peek(accountId) === view) this.views.delete(accountId);
+      },
+    );
     return view;
   }
 
