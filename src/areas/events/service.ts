@@ -158,7 +158,7 @@ export class EventsService {
       if (await insertEventsAlone(this.db, accountId, events)) {
         this.committed(accountId, events, recentMark);
         this.domain.committedAlone('events.appended', { accountId, events, webhookCount: 0 });
-        events.forEach((event, index) => callers[index]!.resolve(event));
+        for (const [index, event] of events.entries()) callers[index]!.resolve(event);
         return;
       }
     } catch (error) {
