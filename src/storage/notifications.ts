@@ -30,9 +30,13 @@ export class NewestIdCheck {
   private checkedAt = performance.now();
   private checking = false;
 
-  /** Reads the newest id once `everyMs` passed since the last time: `heard` it, or `failed` when storage could not say. */
-  runIfDue(everyMs: number, read: () => Promise<number>, heard: (newest: number) => void, failed: () => void): void {
-    if (this.checking || performance.now() - this.checkedAt <= everyMs) return;
+  /** Whether `everyMs` passed since the last confirmation and none is under way (asked on every read: no allocation). */
+  due(everyMs: number): boolean {
+    return !this.checking && performance.now() - this.checkedAt > everyMs;
+  }
+
+  /** Reads the newest id: `heard` it, or `failed` when storage could not say. */
+  run(read: () => Promise<number>, heard: (newest: number) => void, failed: () => void): void {
     this.checking = true;
     const askedAt = performance.now();
     read().then(

@@ -1,26 +1,22 @@
 import { prepare } from './prepared.js';
 import type { Executor } from './schema.js';
 
-type Counter = 'event_seq' | 'audit_seq';
-
-const increment = (counter: Counter) =>
-  prepare((db, p: { accountId: string; by: number }) =>
-    db
-      .updateTable('accounts')
-      .set((eb) => ({ [counter]: eb(counter, '+', p.by) }))
-      .where('id', '=', p.accountId)
-      .returning(counter),
-  );
-const increments = { event_seq: increment('event_seq'), audit_seq: increment('audit_seq') };
+const nextAudit = prepare((db, p: { accountId: string }) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ audit_seq: eb('audit_seq', '+', 1) }))
+    .where('id', '=', p.accountId)
+    .returning('audit_seq'),
+);
 
 /**
- * Takes the next value of one of the account's counters. The update locks the account's row until
- * the transaction ends, so numbers are handed out in commit order with no gaps (docs/decisions.md: "Events and streams").
+ * The account's counters hand out numbers in commit order with no gaps: the update locks the
+ * account's row until the transaction ends (docs/decisions.md: "Events and streams").
  */
-export async function nextSequence(db: Executor, accountId: string, counter: Counter, by = 1): Promise<number> {
-  const row = (await increments[counter].first(db, { accountId, by })) as Record<Counter, number> | undefined;
+export async function nextAuditSequence(db: Executor, accountId: string): Promise<number> {
+  const row = await nextAudit.first(db, { accountId });
   if (!row) throw new Error(`no account ${accountId}`);
-  return Number(row[counter]);
+  return Number(row.audit_seq);
 }
 
 const nextEvent = prepare((db, p: { accountId: string }) =>
@@ -32,8 +28,8 @@ const nextEvent = prepare((db, p: { accountId: string }) =>
 );
 
 /**
- * The account's next event id, as `nextSequence(..., 'event_seq')`, and with it the account's
- * webhook count as of the lock it takes (webhooks created or deleted after wait for it).
+ * The account's next event id, and with it the account's webhook count as of the lock it takes
+ * (webhooks created or deleted after wait for it).
  */
 export async function nextEventSequence(db: Executor, accountId: string): Promise<{ id: number; webhooks: number }> {
   const row = await nextEvent.first(db, { accountId });

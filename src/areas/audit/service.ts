@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
-import { nextSequence } from '../../storage/sequences.js';
+import { nextAuditSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
@@ -80,7 +80,7 @@ export class AuditService {
 
   /** Appends a record inside the caller's transaction, so the change and its audit commit together. */
   async record(exec: Executor, entry: AuditEntry): Promise<void> {
-    const seq = await nextSequence(exec, entry.accountId, 'audit_seq');
+    const seq = await nextAuditSequence(exec, entry.accountId);
     await insertAudit(exec, {
       id: newId('aud'),
       accountId: entry.accountId,

@@ -240,8 +240,8 @@ export class InMemoryRecentEvents implements RecentEvents, NotificationFollower 
   }
 
   private confirmIfDue(accountId: string, run: Run): void {
-    run.check.runIfDue(
-      this.confirmMs,
+    if (!run.check.due(this.confirmMs)) return;
+    run.check.run(
       () => this.others!.newestId(accountId),
       (newest) => {
         run.heardUpTo = Math.max(run.heardUpTo, newest);

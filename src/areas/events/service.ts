@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
-import { nextEventSequence, nextSequence } from '../../storage/sequences.js';
+import { nextEventSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError } from '../../domain-errors.js';
 import { type JsonParts, ownCopy } from '../../platform/json-body.js';
@@ -98,7 +98,7 @@ export class EventsService {
         lastEventId: nextId - 1,
         append: async (type, data) => {
           // The first id was reserved when the transaction started; further ones are taken now.
-          if (appended.length > 0) nextId = await nextSequence(trx, accountId, 'event_seq');
+          if (appended.length > 0) nextId = (await nextEventSequence(trx, accountId)).id;
           const id = nextId;
           const event: Event = { id, type, data, createdAt: this.clock.now().toISOString() };
           await insertEvent(trx, accountId, event);

@@ -423,8 +423,8 @@ export class InMemoryResourceReadModel implements ResourceReadModel, Notificatio
   /** Several processes: the view unless it is behind what was heard of; confirmed against storage once in a while. */
   private current(accountId: string, view: AccountResources): AccountResources | undefined {
     if (view.behind) return undefined;
-    view.check.runIfDue(
-      this.confirmMs,
+    if (!view.check.due(this.confirmMs)) return view;
+    view.check.run(
       () => this.others!.newestId(accountId),
       (newest) => this.behind(accountId, view, newest),
       () => {
