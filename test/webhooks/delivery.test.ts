@@ -256,6 +256,31 @@ describe('webhook delivery', () => {
       ).toEqual(returned.map((event) => event.id).sort((a, b) => a - b));
     });
 
+    it('delivers each of many concurrent updates of an account with a webhook once (each commits with its delivery)', async () => {
+      const caller = await app().account();
+      const path = unique('ok');
+      const created = await app().request({ method: 'POST', url: '/api/v1/resources', key: caller.key, body: { name: 'Meter', type: 'sensor', state: 0 } });
+      expect(created.status).toBe(201);
+      await createHook(caller.key, path, { events: ['resource.updated'] });
+      const updates = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          app().request({ method: 'PATCH', url: `/api/v1/resources/${created.json.id}`, key: caller.key, body: { state: i + 1 } }),
+        ),
+      );
+      expect(updates.map((update) => update.status)).toEqual(updates.map(() => 200));
+      expect(updates.map((update) => update.json.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
+      await until(() => onPath(path).length >= 40, 'a delivery of every update');
+      await sleep(200);
+      const delivered = onPath(path).map(
+        (delivery) => JSON.parse(delivery.rawBody) as { type: string; data: { resource: { version: number; state: number } } },
+      );
+      expect(delivered.every((event) => event.type === 'resource.updated')).toBe(true);
+      // Each update once, with the resource as its response gave it.
+      expect(delivered.map((event) => event.data.resource.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
+      const stateOf = new Map(updates.map((update) => [update.json.version as number, update.json.state as number]));
+      for (const event of delivered) expect(event.data.resource.state).toBe(stateOf.get(event.data.resource.version));
+    });
+
     it('retries a failing receiver on the schedule, up to five attempts, with one delivery id, then marks it failed', async () => {
       const caller = await app().account();
       const path = unique('fail');

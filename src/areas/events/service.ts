@@ -11,8 +11,9 @@ import type { DomainEvents } from '../../domain-events.js';
 import { afterCommit, inTransaction } from '../../storage/transaction.js';
 import { eventDataJson, type Event } from './event.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
+import type { WrittenWith } from './store.js';
 import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
-import type { AccountQueue } from './account-queue.js';
+import { AccountBatches, type AccountQueue, type Waiting } from './account-queue.js';
 import {
   accountsOverRetention,
   deleteEventsBetween,
@@ -25,15 +26,7 @@ import {
 } from './store.js';
 
 /** PostgreSQL: the most custom events of one account written in one statement, and their most data (bytes of JSON). */
-const BATCH_EVENTS = 100;
-const BATCH_BYTES = 1024 * 1024;
-
-/** Custom events of one account waiting for their turn, with who waits for each. */
-interface CustomBatch {
-  events: Event[];
-  bytes: number;
-  callers: Array<{ resolve: (event: Event) => void; reject: (error: unknown) => void }>;
-}
+const CUSTOM_BATCH = { items: 100, bytes: 1024 * 1024 };
 
 /** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
 const PRUNE_BATCH = 100;
@@ -67,11 +60,12 @@ export class EventsService {
     this.older = olderEvents(async (accountId, from, upTo) =>
       (await listEventsJson(this.db, accountId, { after: from - 1, upTo, limit: upTo - from + 1 })).map((event) => ({ ...event, json: ownCopy(event.json) })),
     );
+    this.customEvents = this.batches((accountId, waiting) => this.writeCustom(accountId, waiting), CUSTOM_BATCH);
   }
 
   private readonly older: OlderEvents;
-  /** PostgreSQL: per account, the custom events not yet written whose turn has not come. */
-  private readonly batches = new Map<string, CustomBatch>();
+  /** PostgreSQL: custom events of one account that wait for its turn together. */
+  private readonly customEvents: AccountBatches<Event, Event> | undefined;
 
   /**
    * Runs `work` in a transaction that writes at least one event. The account's event counter is
@@ -82,10 +76,11 @@ export class EventsService {
    * after-commit reactions run (read models, metrics, the webhook dispatcher).
    */
   async transact<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
-    return this.writers ? this.writers.run(accountId, () => this.transactNow(accountId, work)) : this.transactNow(accountId, work);
+    return this.writers ? this.writers.run(accountId, () => this.transactInTurn(accountId, work)) : this.transactInTurn(accountId, work);
   }
 
-  private async transactNow<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
+  /** `transact` for work that already holds the account's turn in the queue (a batch's `write`). */
+  async transactInTurn<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
     const appended: Event[] = [];
     return inTransaction(this.db, async (trx) => {
       const first = await nextEventSequence(trx, accountId);
@@ -116,6 +111,34 @@ export class EventsService {
     });
   }
 
+  /**
+   * Several processes: batches of one account's writes that take its turn in the queue together,
+   * each written by `write` (which may call `appendAlone` and `transactInTurn`); undefined with one
+   * process, where SQLite commits a turn's writes together already.
+   */
+  batches<Item, Result>(
+    write: (accountId: string, waiting: readonly Waiting<Item, Result>[]) => Promise<void>,
+    limits: { items: number; bytes: number },
+  ): AccountBatches<Item, Result> | undefined {
+    return this.writers && new AccountBatches(this.writers, write, limits);
+  }
+
+  /**
+   * PostgreSQL, holding the account's turn: takes the account's next ids and writes `events` (ids
+   * set here, `createdAt` by the caller) in one statement committed on its own, with `also` if
+   * given, when the account has no webhooks and, if `ifNewestIs` is given, its newest id is still
+   * that. Then the after-commit work of `transact` runs and it returns true; else nothing was
+   * written and it returns false.
+   */
+  async appendAlone(accountId: string, events: Event[], options: { ifNewestIs?: number; also?: WrittenWith } = {}): Promise<boolean> {
+    // Taken before the statement, as `transact` takes it holding the lock: see RecentEvents.mark.
+    const recentMark = this.recent.mark();
+    if (!(await insertEventsAlone(this.db, accountId, events, options))) return false;
+    this.committed(accountId, events, recentMark);
+    this.domain.committedAlone('events.appended', { accountId, events, webhookCount: 0 });
+    return true;
+  }
+
   /** After commit, before the writer hears of it: the events are kept, counted and published. */
   private committed(accountId: string, events: Event[], recentMark: number): void {
     this.usage.count(accountId, { eventsCreated: events.length });
@@ -124,49 +147,22 @@ export class EventsService {
   }
 
   async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
-    if (!this.writers) return this.transactNow(accountId, (writer) => writer.append(type, data));
-    // Several processes: the account's custom events that wait together are written together.
+    if (!this.customEvents) return this.transactInTurn(accountId, (writer) => writer.append(type, data));
     const event: Event = { id: 0, type, data, createdAt: '' };
-    const written = new Promise<Event>((resolve, reject) => {
-      const waiting = this.batches.get(accountId);
-      const batch = waiting && waiting.events.length < BATCH_EVENTS && waiting.bytes < BATCH_BYTES ? waiting : { events: [], bytes: 0, callers: [] };
-      batch.events.push(event);
-      batch.bytes += eventDataJson(event).length;
-      batch.callers.push({ resolve, reject });
-      if (batch !== waiting) {
-        this.batches.set(accountId, batch);
-        // Its first event is in it already: with nothing of the account under way, it is written at once.
-        void this.writers!.run(accountId, () => this.writeBatch(accountId, batch));
-      }
-    });
-    return written;
+    return this.customEvents.add(accountId, event, eventDataJson(event).length);
   }
 
-  /**
-   * PostgreSQL: the batch's events in one statement committed on its own when the account has no
-   * webhooks, else each in its own transaction (its outbox rows commit with it).
-   */
-  private async writeBatch(accountId: string, batch: CustomBatch): Promise<void> {
-    // Its turn has come: later events go in the next batch.
-    if (this.batches.get(accountId) === batch) this.batches.delete(accountId);
-    const { events, callers } = batch;
-    try {
-      const createdAt = this.clock.now().toISOString();
-      for (const event of events) event.createdAt = createdAt;
-      // Taken before the statement, as `transact` takes it holding the lock: see RecentEvents.mark.
-      const recentMark = this.recent.mark();
-      if (await insertEventsAlone(this.db, accountId, events)) {
-        this.committed(accountId, events, recentMark);
-        this.domain.committedAlone('events.appended', { accountId, events, webhookCount: 0 });
-        for (const [index, event] of events.entries()) callers[index]!.resolve(event);
-        return;
-      }
-    } catch (error) {
-      for (const caller of callers) caller.reject(error);
+  /** PostgreSQL: the batch's events in one statement, else (the account has webhooks) each in its own transaction with its outbox rows. */
+  private async writeCustom(accountId: string, waiting: readonly Waiting<Event, Event>[]): Promise<void> {
+    const events = waiting.map((entry) => entry.item);
+    const createdAt = this.clock.now().toISOString();
+    for (const event of events) event.createdAt = createdAt;
+    if (await this.appendAlone(accountId, events)) {
+      for (const entry of waiting) entry.resolve(entry.item);
       return;
     }
-    for (const [index, event] of events.entries()) {
-      await this.transactNow(accountId, (writer) => writer.append(event.type, event.data)).then(callers[index]!.resolve, callers[index]!.reject);
+    for (const { item, resolve, reject } of waiting) {
+      await this.transactInTurn(accountId, (writer) => writer.append(item.type, item.data)).then(resolve, reject);
     }
   }
 

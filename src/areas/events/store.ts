@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../storage/schema.js';
 import { prefixLength, startsWith } from '../../storage/filters.js';
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
@@ -14,17 +14,30 @@ export async function insertEvent(db: Executor, accountId: string, event: Event)
 }
 
 /**
+ * A data-modifying statement written with events by `insertEventsAlone`: `written` names a table
+ * with one row when the events are written and none otherwise, for the statement to join, so that
+ * it changes nothing unless they are.
+ */
+export type WrittenWith = (written: RawBuilder<unknown>) => RawBuilder<unknown>;
+
+/**
  * PostgreSQL: takes the account's next ids and inserts the events, in order, in one statement
  * committed on its own (the row lock lasts the statement, not four round trips), when the account
- * has no webhooks (whose outbox rows would have to commit with them). Sets each `event.id` and
- * returns true, or returns false when the account has webhooks (nothing was written).
+ * has no webhooks (whose outbox rows would have to commit with them) and, with `ifNewestIs`, its
+ * newest event id is still that. `also` is run in the same statement. Sets each `event.id` and
+ * returns true, or returns false when nothing was written.
  */
-export async function insertEventsAlone(db: Executor, accountId: string, events: Event[]): Promise<boolean> {
+export async function insertEventsAlone(
+  db: Executor,
+  accountId: string,
+  events: Event[],
+  { ifNewestIs, also }: { ifNewestIs?: number; also?: WrittenWith } = {},
+): Promise<boolean> {
   const count = events.length;
   const result = await sql<{ last: string }>`
     with seq as (
       update accounts set event_seq = event_seq + ${count}
-      where id = ${accountId} and webhook_count = 0
+      where id = ${accountId} and webhook_count = 0${ifNewestIs === undefined ? sql`` : sql` and event_seq = ${ifNewestIs}`}
       returning event_seq
     ), inserted as (
       insert into events (account_id, id, type, data, created_at)
@@ -32,7 +45,7 @@ export async function insertEventsAlone(db: Executor, accountId: string, events:
       from seq, unnest(${events.map((event) => event.type)}::text[], ${events.map(eventDataJson)}::text[], ${events.map((event) => event.createdAt)}::text[])
         with ordinality as item(type, data, created_at, position)
       returning id
-    )
+    )${also ? sql`, also as (${also(sql.table('seq'))})` : sql``}
     select event_seq as last from seq`.execute(db);
   const row = result.rows[0];
   if (row === undefined) return false;

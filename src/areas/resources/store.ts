@@ -160,6 +160,23 @@ export async function updateResource(
   return true;
 }
 
+/**
+ * PostgreSQL: the statement that writes updated resources whose tags did not change, joined to
+ * `written` (`insertEventsAlone`'s `also`), so that it runs with the events announcing them or
+ * not at all. One entry per resource: its newest values.
+ */
+export function updateResourcesJoined(accountId: string, resources: readonly Resource[]): (written: RawBuilder<unknown>) => RawBuilder<unknown> {
+  const columns = resources.map(resourceColumns);
+  return (written) => sql`
+    update resources as r
+    set name = u.name, state = u.state, attributes = u.attributes, version = u.version, updated_at = u.updated_at
+    from ${written}, unnest(
+      ${columns.map((c) => c.id)}::text[], ${columns.map((c) => c.name)}::text[], ${columns.map((c) => c.state)}::text[],
+      ${columns.map((c) => c.attributes)}::text[], ${columns.map((c) => c.version)}::integer[], ${columns.map((c) => c.updated_at)}::text[]
+    ) as u(id, name, state, attributes, version, updated_at)
+    where r.account_id = ${accountId} and r.id = u.id`;
+}
+
 /** Deletes the resource as the caller read it in this transaction (its type and tags leave the counts). */
 export async function deleteResource(db: Executor, accountId: string, resource: Pick<Resource, 'id' | 'type' | 'tags'>): Promise<void> {
   // Tags go with it (foreign key cascade); deleting them first keeps SQLite without foreign keys right too.
