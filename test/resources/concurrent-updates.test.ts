@@ -62,10 +62,20 @@ describe('updates of one account sent together', () => {
     return created.json.id;
   }
 
-  for (const round of [1, 2, 3]) {
-    it(`come out as if each took a transaction of its own (round ${round})`, async () => {
+  // The last round with a webhook on the account: then the updates of a batch share one transaction.
+  for (const [round, withWebhook] of [
+    [1, false],
+    [2, false],
+    [3, true],
+  ] as const) {
+    it(`come out as if each took a transaction of its own (round ${round}${withWebhook ? ', with a webhook' : ''})`, async () => {
       const random = generator(20261125 + round);
-      const sensors = [];
+      if (withWebhook) {
+        const hook = await call('POST', '/api/v1/webhooks', { name: 'Never called', url: 'https://93.184.215.14/never', events: ['custom.never'] });
+        expect(hook.status, hook.body).toBe(201);
+      }
+      const statementsBefore = statementSizes.length;
+      const sensors: string[] = [];
       for (let index = 0; index < 4; index++) sensors.push(await create({ name: `Sensor ${index}`, type: 'sensor', state: 0, tags: ['a'] }));
       const guarded = await create({ name: 'Guarded', type: 'sensor', state: 0 });
       const tagged = await create({ name: 'Tagged', type: 'text', state: 'x', tags: ['a'] });
@@ -142,6 +152,7 @@ describe('updates of one account sent together', () => {
         const stored = await call('GET', `/api/v1/resources/${id}`);
         expect(stored.json).toEqual(newest ?? expect.objectContaining({ version: 1 }));
       }
+      if (withWebhook) expect(statementSizes.length).toBe(statementsBefore);
     });
   }
 

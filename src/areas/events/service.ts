@@ -19,6 +19,7 @@ import {
   deleteEventsBetween,
   insertEvent,
   insertEventsAlone,
+  insertEventsLocked,
   listEvents,
   listEventsJson,
   newestEventId,
@@ -41,6 +42,8 @@ export interface EventWriter {
   /** The account's newest event id as this transaction sees it: the committed ones, then its own. */
   lastEventId: number;
   append(type: string, data: Record<string, unknown>): Promise<Event>;
+  /** PostgreSQL only (a batch's transaction): appends the events, and runs `also` with them, in one statement. */
+  appendMany(items: ReadonlyArray<{ type: string; data: Record<string, unknown> }>, also?: WrittenWith): Promise<Event[]>;
 }
 
 export class EventsService {
@@ -101,6 +104,16 @@ export class EventsService {
           writer.lastEventId = id;
           return event;
         },
+        appendMany: async (items, also) => {
+          const createdAt = this.clock.now().toISOString();
+          const events: Event[] = items.map(({ type, data }) => ({ id: 0, type, data, createdAt }));
+          if (events.length === 0) return events;
+          // The first id was reserved when the transaction started, if nothing took it yet.
+          await insertEventsLocked(trx, accountId, events, appended.length === 0, also);
+          appended.push(...events);
+          writer.lastEventId = events.at(-1)!.id;
+          return events;
+        },
       };
       const value = await work(writer);
       if (appended.length === 0) throw new Error('an event transaction committed no event');
@@ -124,13 +137,15 @@ export class EventsService {
   }
 
   /**
-   * PostgreSQL, holding the account's turn: takes the account's next ids and writes `events` (ids
-   * set here, `createdAt` by the caller) in one statement committed on its own, with `also` if
+   * PostgreSQL, holding the account's turn: takes the account's next ids and writes `events` (their
+   * ids and one `createdAt` set here) in one statement committed on its own, with `also` if
    * given, when the account has no webhooks and, if `ifNewestIs` is given, its newest id is still
    * that. Then the after-commit work of `transact` runs and it returns true; else nothing was
    * written and it returns false.
    */
   async appendAlone(accountId: string, events: Event[], options: { ifNewestIs?: number; also?: WrittenWith } = {}): Promise<boolean> {
+    const createdAt = this.clock.now().toISOString();
+    for (const event of events) event.createdAt = createdAt;
     // Taken before the statement, as `transact` takes it holding the lock: see RecentEvents.mark.
     const recentMark = this.recent.mark();
     if (!(await insertEventsAlone(this.db, accountId, events, options))) return false;
@@ -152,18 +167,19 @@ export class EventsService {
     return this.customEvents.add(accountId, event, eventDataJson(event).length);
   }
 
-  /** PostgreSQL: the batch's events in one statement, else (the account has webhooks) each in its own transaction with its outbox rows. */
+  /** PostgreSQL: the batch's events in one statement, else (the account has webhooks) in one transaction with their outbox rows. */
   private async writeCustom(accountId: string, waiting: readonly Waiting<Event, Event>[]): Promise<void> {
     const events = waiting.map((entry) => entry.item);
-    const createdAt = this.clock.now().toISOString();
-    for (const event of events) event.createdAt = createdAt;
     if (await this.appendAlone(accountId, events)) {
       for (const entry of waiting) entry.resolve(entry.item);
       return;
     }
-    for (const { item, resolve, reject } of waiting) {
-      await this.transactInTurn(accountId, (writer) => writer.append(item.type, item.data)).then(resolve, reject);
-    }
+    const written = await this.transactInTurn(accountId, async (writer) => {
+      const appended: Event[] = [];
+      for (const { item } of waiting) appended.push(await writer.append(item.type, item.data));
+      return appended;
+    });
+    for (const [index, entry] of waiting.entries()) entry.resolve(written[index]!);
   }
 
   /** The oldest cursor still served: fixed by the retention rule, not by when rows are deleted. */

@@ -33,11 +33,32 @@ export async function insertEventsAlone(
   events: Event[],
   { ifNewestIs, also }: { ifNewestIs?: number; also?: WrittenWith } = {},
 ): Promise<boolean> {
+  const condition = ifNewestIs === undefined ? sql` and webhook_count = 0` : sql` and webhook_count = 0 and event_seq = ${ifNewestIs}`;
+  return insertEventsTaking(db, accountId, events, events.length, condition, also);
+}
+
+/**
+ * PostgreSQL, in a transaction holding the account's row: inserts the events, in order, with `also`
+ * in one statement. `reserved`: the transaction took the first of their ids already.
+ */
+export async function insertEventsLocked(db: Executor, accountId: string, events: Event[], reserved: boolean, also?: WrittenWith): Promise<void> {
+  await insertEventsTaking(db, accountId, events, events.length - (reserved ? 1 : 0), sql``, also);
+}
+
+/** Moves the account's counter by `take`, then gives the events the ids up to it; false (nothing written) when `condition` fails. */
+async function insertEventsTaking(
+  db: Executor,
+  accountId: string,
+  events: Event[],
+  take: number,
+  condition: RawBuilder<unknown>,
+  also: WrittenWith | undefined,
+): Promise<boolean> {
   const count = events.length;
   const result = await sql<{ last: string }>`
     with seq as (
-      update accounts set event_seq = event_seq + ${count}
-      where id = ${accountId} and webhook_count = 0${ifNewestIs === undefined ? sql`` : sql` and event_seq = ${ifNewestIs}`}
+      update accounts set event_seq = event_seq + ${take}
+      where id = ${accountId}${condition}
       returning event_seq
     ), inserted as (
       insert into events (account_id, id, type, data, created_at)

@@ -12,6 +12,7 @@ import {
   allResources,
   deleteResource,
   findResource,
+  findResources,
   findResourceJson,
   insertResource,
   listResourcesJson,
@@ -221,52 +222,97 @@ export class ResourcesService {
    * PostgreSQL, the account's turn come: the updates that waited together are decided in order
    * against this process's copy of the account (each seeing the ones before it), and written with
    * their events by one statement, if storage still stands at the copy's event and the account has
-   * no webhooks. From the first update that changes tags (its counts and tag rows), and for all of
-   * them when the statement writes nothing, each takes a transaction of its own, decided against
-   * storage. A refusal decided against the copy stands only once the statement wrote: the copy
-   * was exact then.
+   * no webhooks. A refusal decided against the copy stands only once the statement wrote: the copy
+   * was exact then. From the first update that changes tags (its counts and tag rows), and for all
+   * of them when the statement writes nothing (another process wrote, or webhooks), they take one
+   * transaction.
    */
   private async writeUpdates(accountId: string, waiting: readonly Waiting<PendingUpdate, Resource>[]): Promise<void> {
     let settled = 0;
     const view = this.views.held(accountId);
     if (view) {
       const at = view.lastEventId;
-      const now = this.clock.now().toISOString();
-      const outcomes: Array<{ resource: Resource } | { error: unknown }> = [];
-      const events: Event[] = [];
-      const newest = new Map<string, Resource>();
-      for (const { item } of waiting) {
-        const current = newest.get(item.id) ?? parsed(view.get(item.id));
-        if (!current) {
-          outcomes.push({ error: notFound('Resource') });
-          continue;
-        }
-        let update: { resource: Resource; changed: string[] };
-        try {
-          update = updated(current, item, now);
-        } catch (error) {
-          outcomes.push({ error });
-          continue;
-        }
-        if (update.changed.includes('tags')) break;
-        newest.set(item.id, update.resource);
-        events.push({ id: 0, type: 'resource.updated', data: { ...update }, createdAt: now });
-        outcomes.push({ resource: update.resource });
-      }
+      const { outcomes, decided } = decideUpdates(
+        waiting.map((entry) => entry.item),
+        (id) => parsed(view.get(id)),
+        this.clock.now().toISOString(),
+        (update) => update.changed.includes('tags'),
+      );
       if (
-        events.length > 0 &&
-        (await this.events.appendAlone(accountId, events, { ifNewestIs: at, also: updateResourcesJoined(accountId, [...newest.values()]) }))
+        decided.length > 0 &&
+        (await this.events.appendAlone(accountId, decided.map(updatedEvent), {
+          ifNewestIs: at,
+          also: updateResourcesJoined(accountId, newestOf(decided)),
+        }))
       ) {
-        for (const [index, outcome] of outcomes.entries()) {
-          if ('resource' in outcome) waiting[index]!.resolve(outcome.resource);
-          else waiting[index]!.reject(outcome.error);
-        }
+        settle(waiting, outcomes);
         settled = outcomes.length;
       }
     }
-    for (const { item, resolve, reject } of waiting.slice(settled)) {
-      await this.events.transactInTurn(accountId, (writer) => this.updateWithin(writer, item.id, item.input, item.precondition)).then(resolve, reject);
+    const rest = waiting.slice(settled);
+    if (rest.length > 0)
+      settle(
+        rest,
+        await this.writeUpdatesInTransaction(
+          accountId,
+          rest.map((entry) => entry.item),
+        ),
+      );
+  }
+
+  /**
+   * The updates in one transaction, each decided against storage as the account's lock leaves it
+   * (read once for all of them), so a refusal writes nothing. Updates that keep their tags are
+   * written together, a tag change by itself; a failure of storage fails them all.
+   */
+  private async writeUpdatesInTransaction(accountId: string, updates: readonly PendingUpdate[]): Promise<Outcome[]> {
+    let outcomes: Outcome[] = [];
+    try {
+      await this.events.transactInTurn(accountId, async (writer) => {
+        const stored = await this.currentManyWithin(writer, updates);
+        const decision = decideUpdates(updates, (id) => stored.get(id), this.clock.now().toISOString());
+        outcomes = decision.outcomes;
+        const { decided } = decision;
+        if (decided.length === 0) throw new EveryOneRefused();
+        for (let start = 0; start < decided.length; ) {
+          const update = decided[start]!;
+          if (update.changed.includes('tags')) {
+            if (!(await updateResource(writer.trx, accountId, update.resource, update.previous.version, update.previous.tags))) {
+              throw new Error(`resource ${update.resource.id} changed during its own update`);
+            }
+            await writer.append('resource.updated', updatedEvent(update).data);
+            start++;
+            continue;
+          }
+          // A run of updates that keep their tags: one statement.
+          let end = start + 1;
+          while (end < decided.length && !decided[end]!.changed.includes('tags')) end++;
+          const run = decided.slice(start, end);
+          await writer.appendMany(run.map(updatedEvent), updateResourcesJoined(accountId, newestOf(run)));
+          start = end;
+        }
+      });
+    } catch (error) {
+      if (!(error instanceof EveryOneRefused)) throw error;
     }
+    return outcomes;
+  }
+
+  /** The resources the updates name, as the writer's transaction sees them (see `currentWithin`). */
+  private async currentManyWithin(writer: EventWriter, updates: readonly PendingUpdate[]): Promise<Map<string, Resource>> {
+    const view = this.views.held(writer.accountId);
+    if (view?.lastEventId !== writer.lastEventId)
+      return findResources(
+        writer.trx,
+        writer.accountId,
+        updates.map((update) => update.id),
+      );
+    const found = new Map<string, Resource>();
+    for (const { id } of updates) {
+      const resource = parsed(view.get(id));
+      if (resource) found.set(id, resource);
+    }
+    return found;
   }
 
   async delete(accountId: string, id: string, precondition: VersionPrecondition): Promise<void> {
@@ -301,6 +347,69 @@ export class ResourcesService {
         return { resources, cursor, oldestCursor: this.events.oldestCursor(cursor) };
       });
   }
+}
+
+/** What came of one update: the resource it wrote, or the error that refused it. */
+type Outcome = { resource: Resource } | { error: unknown };
+
+/** Thrown to end a transaction of updates that all were refused: it has nothing to commit. */
+class EveryOneRefused extends Error {}
+
+function settle(waiting: readonly Waiting<PendingUpdate, Resource>[], outcomes: readonly Outcome[]): void {
+  for (const [index, outcome] of outcomes.entries()) {
+    if ('resource' in outcome) waiting[index]!.resolve(outcome.resource);
+    else waiting[index]!.reject(outcome.error);
+  }
+}
+
+/** An update decided: the resource it writes, the fields it changes, and the resource before it. */
+interface DecidedUpdate {
+  resource: Resource;
+  changed: string[];
+  previous: Resource;
+}
+
+/**
+ * Decides the updates in order against the resources `current` gives, each seeing the ones before
+ * it: what each answers, and the updates to write, in order. With `stopBefore`, stops before the
+ * first update it accepts (neither answered nor written).
+ */
+function decideUpdates(
+  updates: readonly PendingUpdate[],
+  current: (id: string) => Resource | undefined,
+  now: string,
+  stopBefore?: (update: DecidedUpdate) => boolean,
+): { outcomes: Outcome[]; decided: DecidedUpdate[] } {
+  const outcomes: Outcome[] = [];
+  const decided: DecidedUpdate[] = [];
+  const decidedNow = new Map<string, Resource>();
+  for (const item of updates) {
+    const previous = decidedNow.get(item.id) ?? current(item.id);
+    if (!previous) {
+      outcomes.push({ error: notFound('Resource') });
+      continue;
+    }
+    let update: DecidedUpdate;
+    try {
+      update = { ...updated(previous, item, now), previous };
+    } catch (error) {
+      outcomes.push({ error });
+      continue;
+    }
+    if (stopBefore?.(update)) break;
+    decidedNow.set(item.id, update.resource);
+    decided.push(update);
+    outcomes.push({ resource: update.resource });
+  }
+  return { outcomes, decided };
+}
+
+/** The event an update writes. */
+const updatedEvent = ({ resource, changed }: DecidedUpdate): Event => ({ id: 0, type: 'resource.updated', data: { resource, changed }, createdAt: '' });
+
+/** Each resource the updates change once, with its newest values. */
+function newestOf(updates: readonly DecidedUpdate[]): Resource[] {
+  return [...new Map(updates.map((update) => [update.resource.id, update.resource])).values()];
 }
 
 /** An update waiting for its account's turn. */

@@ -109,6 +109,18 @@ export async function findResource(db: Executor, accountId: string, id: string):
   return row && toResource(row);
 }
 
+/** The account's resources with these ids (those that exist), by id; one query. */
+export async function findResources(db: Executor, accountId: string, ids: readonly string[]): Promise<Map<string, Resource>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('resources')
+    .select(COLUMNS)
+    .where('account_id', '=', accountId)
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((row) => [row.id, toResource(row)]));
+}
+
 /** The resource as JSON (resourceJson, UTF-8) with its version, for the ETag. */
 export async function findResourceJson(db: Executor, accountId: string, id: string): Promise<{ version: number; json: Buffer } | undefined> {
   const row = await resourceById.first(db, { accountId, id });
