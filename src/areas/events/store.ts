@@ -14,7 +14,7 @@ export async function insertEvent(db: Executor, accountId: string, event: Event)
 }
 
 /**
- * A data-modifying statement written with events by `insertEventsAlone`: `written` names a table
+ * A data-modifying statement written with events by `insertEventsAlone` or `insertEventsLocked`: `written` names a table
  * with one row when the events are written and none otherwise, for the statement to join, so that
  * it changes nothing unless they are.
  */
