@@ -3,30 +3,17 @@
 // and written by one statement; a precondition, a missing resource, a refused value and a tag change
 // among them must come out as if each had taken a transaction of its own. Checked against the
 // responses, the event log, and what a second app reads from storage.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestApp, testDatabase, type TestAccount, type TestResponse } from '../support/app.js';
+import { seededRandom } from '../support/random.js';
+import { TestApp, sharedDatabase, type TestAccount, type TestResponse } from '../support/app.js';
 import type { Event } from '../../src/areas/events/event.js';
 
 const ON_POSTGRES = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
-
-/** A small deterministic generator, so a failure can be replayed. */
-function generator(seed: number): (below: number) => number {
-  let state = seed;
-  return (below) => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    // The high bits: the low ones of this generator repeat with a short period.
-    return Math.floor((state / 2_147_483_648) * below);
-  };
-}
 
 type Sent = { kind: 'state' | 'guarded' | 'missing' | 'refused' | 'tags' | 'attributes'; id: string; body: Record<string, unknown>; ifMatch?: string };
 
 describe('updates of one account sent together', () => {
   let database: { url: string; drop: () => Promise<void> };
-  let directory: string | undefined;
   let served: TestApp;
   let caller: TestAccount;
   /** How many events each of the app's one-statement writes held. */
@@ -34,8 +21,7 @@ describe('updates of one account sent together', () => {
 
   beforeAll(async () => {
     // A file on SQLite, so that a second app reads the same storage.
-    directory = ON_POSTGRES ? undefined : mkdtempSync(join(tmpdir(), 'devdata-updates-'));
-    database = directory ? { url: `sqlite:${join(directory, 'shared.db')}`, drop: async () => {} } : await testDatabase();
+    database = await sharedDatabase();
     served = await TestApp.start({ env: { DATABASE_URL: database.url } });
     caller = await served.account();
     const events = served.context.services.events;
@@ -50,7 +36,6 @@ describe('updates of one account sent together', () => {
   afterAll(async () => {
     await served?.close();
     await database?.drop();
-    if (directory) rmSync(directory, { recursive: true, force: true });
   });
 
   const call = (method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse> =>
@@ -69,7 +54,7 @@ describe('updates of one account sent together', () => {
     [3, true],
   ] as const) {
     it(`come out as if each took a transaction of its own (round ${round}${withWebhook ? ', with a webhook' : ''})`, async () => {
-      const random = generator(20261125 + round);
+      const random = seededRandom(20261125 + round);
       if (withWebhook) {
         const hook = await call('POST', '/api/v1/webhooks', { name: 'Never called', url: 'https://93.184.215.14/never', events: ['custom.never'] });
         expect(hook.status, hook.body).toBe(201);

@@ -4,25 +4,14 @@
 // byte for byte what a second app reads from storage; on SQLite the first app is shown to answer
 // with the tables gone (so from memory), and a write made by another app on the same file (as
 // another process would) is seen.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestApp, testDatabase, type TestAccount, type TestResponse } from '../support/app.js';
+import { seededRandom } from '../support/random.js';
+import { TestApp, sharedDatabase, type TestAccount, type TestResponse } from '../support/app.js';
 import { sleep } from '../support/wait.js';
 import { EXTERNAL_WRITE_CHECK_MS } from '../../src/storage/external-writes.js';
 
 const ON_POSTGRES = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
-
-/** A small deterministic generator, so a failure can be replayed. */
-function generator(seed: number): (below: number) => number {
-  let state = seed;
-  return (below) => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state % below;
-  };
-}
 
 const TYPES = ['sensor', 'binary_sensor', 'switch', 'text'] as const;
 const TAGS = ['kitchen', 'hall', 'floor-1', 'floor-2', 'ünïcödé "quoted"'];
@@ -66,15 +55,13 @@ async function responsesOf(app: TestApp, key: string, urls: string[]): Promise<A
 
 describe('in-memory read models', () => {
   let database: { url: string; drop: () => Promise<void> };
-  let directory: string | undefined;
   let served: TestApp;
   let caller: TestAccount;
   const resourceIds: string[] = [];
-  const random = generator(20261123);
+  const random = seededRandom(20261123);
 
   beforeAll(async () => {
-    directory = ON_POSTGRES ? undefined : mkdtempSync(join(tmpdir(), 'devdata-read-models-'));
-    database = directory ? { url: `sqlite:${join(directory, 'shared.db')}`, drop: async () => {} } : await testDatabase();
+    database = await sharedDatabase();
     served = await TestApp.start({ env: { DATABASE_URL: database.url } });
     caller = await served.account();
   });
@@ -82,7 +69,6 @@ describe('in-memory read models', () => {
   afterAll(async () => {
     await served?.close();
     await database?.drop();
-    if (directory) rmSync(directory, { recursive: true, force: true });
   });
 
   async function call(method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<TestResponse> {

@@ -1,22 +1,12 @@
 // Schedules with several server processes on one database: two apps sharing a SQLite file (or,
 // with TEST_DATABASE_URL=postgres://…, one PostgreSQL schema) and one ManualClock make each
 // scheduled time run exactly once; and a run missed while no server was up is made at start-up.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, TestApp, testDatabase, type TestAccount } from '../support/app.js';
+import { ManualClock, TestApp, sharedDatabase, type TestAccount } from '../support/app.js';
 import { allEvents, executedEvents, schedulerPassed, type EventBody } from './support.js';
 
 const ON_POSTGRES = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const MINUTE = 60_000;
-
-/** One database several apps open: a fresh PostgreSQL schema, or a SQLite file. */
-async function sharedDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (ON_POSTGRES) return testDatabase();
-  const directory = await mkdtemp(join(tmpdir(), 'devdata-schedules-'));
-  return { url: `sqlite:${join(directory, 'shared.db')}`, drop: () => rm(directory, { recursive: true, force: true }) };
-}
 
 function runKeys(executed: EventBody[]): string[] {
   return executed.map((event) => `${event.data.schedule.id}@${event.data.scheduledFor}`);

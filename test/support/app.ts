@@ -2,6 +2,9 @@
 // socket, accounts provisioned the way the operator CLI does it, and every response checked
 // against the app's own OpenAPI document when the file's tests finish.
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
@@ -64,6 +67,13 @@ export async function testDatabase(): Promise<{ url: string; drop: () => Promise
   const url = new URL(base);
   url.searchParams.set('options', `-c search_path=${schema}`);
   return { url: url.toString(), drop: () => admin(`drop schema ${schema} cascade`) };
+}
+
+/** One database several apps open (as several processes would): a fresh PostgreSQL schema, or a SQLite file. */
+export async function sharedDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (process.env.TEST_DATABASE_URL?.startsWith('postgres')) return testDatabase();
+  const directory = await mkdtemp(join(tmpdir(), 'devdata-shared-'));
+  return { url: `sqlite:${join(directory, 'shared.db')}`, drop: () => rm(directory, { recursive: true, force: true }) };
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
