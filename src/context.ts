@@ -162,11 +162,10 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     retrySchedule: config.webhookRetrySchedule,
     leaseMs: config.webhookLeaseSeconds * 1000,
   });
-  // The outbox: deliveries are written in the same transaction as their event.
-  // The one reaction inside an event's transaction. It has nothing to do for an account without
-  // webhooks, which PostgreSQL's one-statement writes check in their statement (EventsService).
+  // The outbox: deliveries are written in the same transaction as their event. The one reaction
+  // inside an event's transaction; an account without webhooks (most) has nothing to look up while
+  // its row is locked, which PostgreSQL's one-statement writes check in their statement (EventsService).
   domain.inside('events.appended', async (exec, { accountId, events: appended, webhookCount }) => {
-    // An account without webhooks (most): nothing to look up while its row is locked.
     if (webhookCount > 0) await webhooks.enqueue(exec, accountId, appended);
   });
   // Delivery stops with the credential that authorized it, in the transaction that ends it.

@@ -56,12 +56,7 @@ export class DomainEvents {
   async emit<K extends DomainEventName>(exec: Executor, name: K, payload: DomainEventMap[K]): Promise<void> {
     const inside = this.insideReactions.get(name);
     if (inside) for (const reaction of inside) await (reaction as InsideReaction<K>)(exec, payload);
-    const committed = this.committedReactions.get(name);
-    if (committed && committed.length > 0) {
-      afterCommit(exec, () => {
-        for (const reaction of committed) (reaction as CommittedReaction<K>)(payload);
-      });
-    }
+    if ((this.committedReactions.get(name)?.length ?? 0) > 0) afterCommit(exec, () => this.committedAlone(name, payload));
   }
 }
 

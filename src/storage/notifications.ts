@@ -52,6 +52,7 @@ export class NewestIdCheck {
     );
   }
 }
+
 /** The listening connection's `application_name` in pg_stat_activity. */
 export const NOTIFICATIONS_APPLICATION_NAME = 'devdata-notifications';
 
