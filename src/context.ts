@@ -131,7 +131,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     usage,
     recentEvents,
     domain,
-    oneProcess ? (load) => new InMemoryOlderEvents(load) : undefined,
+    (load) => new InMemoryOlderEvents(load),
     // One SQLite connection commits the writes of a turn together; PostgreSQL's wait at a row lock.
     oneProcess ? undefined : new AccountQueue(),
   );

@@ -1,6 +1,7 @@
 // Pages from older cursors, beyond the recent events in memory: served from chunks of
-// consecutive events read once and kept (SQLite), or from storage (PostgreSQL). Either way a page
-// from any cursor, with or without a type filter, holds exactly the events after it, in order.
+// consecutive events read once and kept, on both backends (several processes:
+// test/multiprocess). A page from any cursor, with or without a type filter, holds exactly the
+// events after it, in order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_CHUNK, InMemoryOlderEvents, type EventEntry } from '../../src/areas/events/older.js';
 import { TestApp, type TestAccount } from '../support/app.js';

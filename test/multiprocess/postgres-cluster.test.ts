@@ -472,6 +472,52 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
     );
   });
 
+  it('pages from cursors older than the recent events, kept in chunks by B and C, stay exact while A writes', async () => {
+    const publish = async (base: string, count: number, tag: string, together: number) => {
+      for (let start = 0; start < count; start += together) {
+        await Promise.all(
+          range(start, Math.min(count, start + together) - 1).map(async (index) => {
+            const published = await api(base, 'POST', '/api/v1/events', { key, body: { type: 'custom.older', data: { tag, index } } });
+            expect(published.status, JSON.stringify(published.json)).toBe(201);
+          }),
+        );
+      }
+    };
+    // More than the newest 1,000 that memory keeps: most cursors below are older than that.
+    await publish(A, 1_300, 'first', 25);
+    const log = (await readAll(0, [A])).events;
+    const byId = new Map(log.map((event) => [event.id, event]));
+    const newest = log.at(-1)!.id;
+    const cursors = range(0, 24).map((index) => Math.floor((index * (newest - 1_100)) / 24));
+    const exact = (after: number, page: ApiResponse) => {
+      expect(page.status, JSON.stringify(page.json)).toBe(200);
+      const ids = (page.json.data as EventBody[]).map((event) => event.id);
+      expect(ids, `after ${after}`).toEqual(range(after + 1, after + ids.length));
+      for (const event of page.json.data as EventBody[]) if (event.id <= newest) expect(event).toEqual(byId.get(event.id));
+      return ids;
+    };
+    // Read twice through B and C: the first fills their chunks, the second is answered from them.
+    for (let round = 0; round < 2; round += 1) {
+      for (const after of cursors) for (const base of [B, C]) exact(after, await api(base, 'GET', `/api/v1/events?after=${after}&limit=100`, { key }));
+    }
+    expect((await readAll(newest - 1_100, [B, C])).events.map((event) => event.id)).toEqual(range(newest - 1_099, newest));
+    // While A writes more, pages that run from the chunks into the newest events miss nothing: the
+    // chunk at the head, not yet complete, is never kept.
+    const writing = publish(A, 300, 'second', 3);
+    let reachedNew = 0;
+    for (let round = 0; round < 20; round += 1) {
+      for (const base of [B, C]) {
+        const after = newest - 150 + round * 10;
+        const ids = exact(after, await api(base, 'GET', `/api/v1/events?after=${after}&limit=1000`, { key }));
+        if (ids.at(-1)! > newest) reachedNew += 1;
+      }
+    }
+    await writing;
+    expect(reachedNew).toBeGreaterThan(0);
+    const all = await readAll(newest - 1_200, [B, C]);
+    expect(all.events.map((event) => event.id)).toEqual(range(newest - 1_199, newest + 300));
+  });
+
   // Each process caches keys; a revocation's notification makes the others forget it (decisions:
   // "Credentials cached on PostgreSQL"): refused everywhere within 100 ms, and within a second
   // (the cache's time to live) whatever happens to the notifications.

@@ -3,7 +3,9 @@
 // reading and splicing 100 stored events cost twelve times the bytes' own cost (bench/README.md).
 // Events never change once committed and ids are dense, so a chunk whose last id is committed is
 // complete and stays right for good (retention only deletes ids below every cursor still served).
-// One process (SQLite) keeps them; several (PostgreSQL) read storage.
+// Several processes (PostgreSQL) keep them too: the newest id a page is read up to is one this
+// process committed or read from storage, so every id up to it is committed (an id is taken under
+// the account's lock in the transaction that writes its event).
 import { LRUCache } from 'lru-cache';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import type { RecentEvent } from './recent.js';
@@ -32,7 +34,7 @@ export interface OlderPage {
 
 export interface OlderEvents {
   /** Up to `limit` events with `after` < id ≤ `newest` (of the type, if given), from chunks, read and kept as needed. */
-  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined, newest: number): Promise<OlderPage> | undefined;
+  after(accountId: string, after: number, limit: number, type: TypeFilter | undefined, newest: number): Promise<OlderPage>;
 }
 
 interface ChunkKey {
@@ -83,12 +85,5 @@ export class InMemoryOlderEvents implements OlderEvents {
       next = last + 1;
     }
     return { events, continueAfter: undefined };
-  }
-}
-
-/** For several processes sharing storage: nothing is kept, every read goes to storage. */
-export class NoOlderEvents implements OlderEvents {
-  after(): undefined {
-    return undefined;
   }
 }

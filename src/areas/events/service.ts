@@ -12,7 +12,7 @@ import { afterCommit, inTransaction } from '../../storage/transaction.js';
 import { eventDataJson, type Event } from './event.js';
 import type { RecentEvent, RecentEvents } from './recent.js';
 import type { WrittenWith } from './store.js';
-import { NoOlderEvents, type LoadEvents, type OlderEvents } from './older.js';
+import type { LoadEvents, OlderEvents } from './older.js';
 import { AccountBatches, type AccountQueue, type Waiting } from './account-queue.js';
 import {
   accountsOverRetention,
@@ -55,7 +55,7 @@ export class EventsService {
     private readonly usage: UsageService,
     private readonly recent: RecentEvents,
     private readonly domain: DomainEvents,
-    olderEvents: (load: LoadEvents) => OlderEvents = () => new NoOlderEvents(),
+    olderEvents: (load: LoadEvents) => OlderEvents,
     /** Several processes: an account's writers queue here instead of at its row lock. */
     private readonly writers?: AccountQueue,
   ) {
@@ -222,16 +222,11 @@ export class EventsService {
         newest = known;
         this.checkCursorAgainst(query.after, newest);
       }
-      const older = this.older.after(accountId, query.after, query.limit + 1, query.type, newest);
-      if (older) {
-        const page = await older;
-        rows = page.events;
-        if (page.continueAfter !== undefined) {
-          const rest = { after: page.continueAfter, limit: query.limit + 1 - rows.length, type: query.type, upTo: newest };
-          rows = rows.concat(await listEventsJson(this.db, accountId, rest));
-        }
-      } else {
-        rows = await listEventsJson(this.db, accountId, { ...query, limit: query.limit + 1 });
+      const page = await this.older.after(accountId, query.after, query.limit + 1, query.type, newest);
+      rows = page.events;
+      if (page.continueAfter !== undefined) {
+        const rest = { after: page.continueAfter, limit: query.limit + 1 - rows.length, type: query.type, upTo: newest };
+        rows = rows.concat(await listEventsJson(this.db, accountId, rest));
       }
     }
     const data = rows.slice(0, query.limit);
