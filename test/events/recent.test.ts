@@ -175,16 +175,17 @@ describe('InMemoryRecentEvents shared by several processes (PostgreSQL)', () => 
     const { log, others } = sharedLog();
     const recent = new InMemoryRecentEvents(10_000, { others });
     recent.committed('acc_1', events(1, 10));
-    // Storage is asked for the newest id whenever memory does not answer the page itself.
-    expect(recent.newest('acc_1')).toBeUndefined();
+    // The newest id its own commits reached, for pages of older events too.
+    expect(recent.newest('acc_1')).toBe(10);
     expect(recent.after('acc_1', 5, 100, undefined)).toEqual({ newest: 10, events: expect.any(Array) });
     expect(ids(recent.after('acc_1', 5, 100, undefined))).toEqual([6, 7, 8, 9, 10]);
     // Its own notification: nothing new.
     recent.heard('acc_1', 10);
     expect(ids(recent.after('acc_1', 8, 100, undefined))).toEqual([9, 10]);
-    // Another process committed 11 and 12.
+    // Another process committed 11 and 12: storage is asked for the newest id too.
     recent.heard('acc_1', 12);
     expect(recent.after('acc_1', 5, 100, undefined)).toBeUndefined();
+    expect(recent.newest('acc_1')).toBeUndefined();
     // This process's next commit is 13: a new run starts there, past what was heard of.
     recent.committed('acc_1', events(13, 14));
     expect(recent.after('acc_1', 5, 100, undefined)).toBeUndefined();
@@ -205,6 +206,7 @@ describe('InMemoryRecentEvents shared by several processes (PostgreSQL)', () => 
     recent.committed('acc_1', events(1, 3));
     recent.lost();
     expect(recent.after('acc_1', 0, 10, undefined)).toBeUndefined();
+    expect(recent.newest('acc_1')).toBeUndefined();
     // A commit of this process while blind is not kept either.
     const mark = recent.mark();
     recent.committed('acc_1', events(4, 4), mark);

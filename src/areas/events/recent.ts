@@ -222,21 +222,27 @@ export class InMemoryRecentEvents implements RecentEvents, NotificationFollower 
 
   newest(accountId: string): number | undefined {
     this.dropIfWrittenElsewhere();
-    // Several processes: storage is asked whenever memory does not answer the page itself.
-    return this.others ? undefined : this.runs.peek(accountId)?.newest;
+    if (this.blind) return undefined;
+    const run = this.runs.peek(accountId);
+    // Several processes: as for a page of the run itself, only while nothing past it was heard of.
+    if (!run || !this.current(accountId, run)) return undefined;
+    return run.newest;
   }
 
   after(accountId: string, after: number, limit: number, type: TypeFilter | undefined): { newest: number; events: RecentEvent[] } | undefined {
     this.dropIfWrittenElsewhere();
     if (this.blind) return undefined;
     const run = this.runs.get(accountId);
-    if (!run?.covers(after)) return undefined;
-    if (this.others) {
-      // Another process committed past what this one holds: storage answers.
-      if (run.heardUpTo > run.newest) return undefined;
-      this.confirmIfDue(accountId, run);
-    }
+    if (!run?.covers(after) || !this.current(accountId, run)) return undefined;
     return { newest: run.newest, events: run.after(after, limit, type) };
+  }
+
+  /** Several processes: false once another process committed past what the run holds (storage answers). */
+  private current(accountId: string, run: Run): boolean {
+    if (!this.others) return true;
+    if (run.heardUpTo > run.newest) return false;
+    this.confirmIfDue(accountId, run);
+    return true;
   }
 
   private confirmIfDue(accountId: string, run: Run): void {
