@@ -1,17 +1,15 @@
 // The built devdata-client CLI against the real server: listen --forward-to (deliveries checked
 // with verifyWebhook and Stripe's library, and compared with the server's own deliveries of the
 // same events), events tail, trigger, resources, whoami, exit codes and help.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyWebhook } from '@devdata/client';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestApp, useTestApp, type TestAccount } from '../support/app.js';
+import { sharedDatabase, TestApp, useTestApp, type TestAccount } from '../support/app.js';
 import { killAll, ROOT, run } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { Receiver, type Received } from '../webhooks/support.js';
-import { NodeScript, restart, sharedDatabase } from './support.js';
+import { NodeScript, restart } from './support.js';
 
 const CLIENT_CLI = join(ROOT, 'client', 'bin', 'devdata-client.js');
 const stripe = new Stripe('sk_test_devdata_client_cli');
@@ -204,12 +202,9 @@ describe('devdata-client CLI', () => {
 });
 
 describe('devdata-client listen across a server restart', () => {
-  const directory = mkdtempSync(join(tmpdir(), 'devdata-client-listen-'));
-  afterAll(() => rmSync(directory, { recursive: true, force: true }));
-
   it('forwards every event once, those written while the server was down included', async () => {
     const receiver = await new Receiver().start();
-    const database = await sharedDatabase(directory);
+    const database = await sharedDatabase();
     let server = await TestApp.start({ env: { DATABASE_URL: database.url } });
     try {
       const base = await server.listen();

@@ -1,14 +1,11 @@
 // The client's live stream against the real server: replay then live, no repeat, AbortSignal,
 // 401 and 410 reported rather than retried, and a server restart survived with no event lost or
 // repeated (the same database, a new process on the same port).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DevdataClient, DevdataError, type DevdataEvent } from '@devdata/client';
-import { afterAll, describe, expect, it } from 'vitest';
-import { TestApp, useTestApp, type TestAccount } from '../support/app.js';
+import { describe, expect, it } from 'vitest';
+import { sharedDatabase, TestApp, useTestApp, type TestAccount } from '../support/app.js';
 import { until } from '../support/wait.js';
-import { restart, sharedDatabase } from './support.js';
+import { restart } from './support.js';
 
 /** Reads a stream in the background, keeping what arrived, until its signal fires. */
 function follow(stream: AsyncIterable<DevdataEvent>) {
@@ -107,11 +104,8 @@ describe('DevdataClient.streamEvents', () => {
 });
 
 describe('DevdataClient.streamEvents across a server restart', () => {
-  const directory = mkdtempSync(join(tmpdir(), 'devdata-client-stream-'));
-  afterAll(() => rmSync(directory, { recursive: true, force: true }));
-
   it('resumes with Last-Event-ID after the server restarts: no event lost, none repeated', async () => {
-    const database = await sharedDatabase(directory);
+    const database = await sharedDatabase();
     let server = await TestApp.start({ env: { DATABASE_URL: database.url } });
     try {
       const base = await server.listen();
@@ -145,7 +139,7 @@ describe('DevdataClient.streamEvents across a server restart', () => {
   });
 
   it('without a cursor, resumes from where it started even when cut off before its first event', async () => {
-    const database = await sharedDatabase(directory);
+    const database = await sharedDatabase();
     let server = await TestApp.start({ env: { DATABASE_URL: database.url } });
     try {
       const base = await server.listen();

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { listen } from '../../src/app.js';
-import { TestApp, testDatabase } from '../support/app.js';
+import { TestApp } from '../support/app.js';
 import { ROOT, spawned } from '../support/processes.js';
 import { until } from '../support/wait.js';
 
@@ -53,12 +53,6 @@ export class NodeScript {
     this.child.kill('SIGINT');
     return this.exited;
   }
-}
-
-/** A SQLite file in `directory`, or with TEST_DATABASE_URL a fresh PostgreSQL schema. */
-export async function sharedDatabase(directory: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (process.env.TEST_DATABASE_URL?.startsWith('postgres')) return testDatabase();
-  return { url: `sqlite:${join(directory, `restart-${Date.now()}-${Math.random().toString(36).slice(2)}.db`)}`, drop: async () => {} };
 }
 
 /**

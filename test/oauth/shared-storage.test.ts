@@ -1,30 +1,26 @@
 // Two service instances on one database, as several processes run behind a load balancer: the
 // approval form, codes, refresh tokens and connection ends live in storage, so any instance may
 // take any step of a flow (decisions: the form key is kept in the database).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestApp } from '../support/app.js';
+import { TestApp, sharedDatabase } from '../support/app.js';
 import { authorizationParams, form, getAuthorize, hiddenFields, registerApp, tokenRequest } from './support.js';
 
 describe('OAuth across two instances on one database', () => {
   let first: TestApp;
   let second: TestApp;
-  let directory: string | undefined;
+  let database: { url: string; drop: () => Promise<void> };
 
   beforeAll(async () => {
-    // PostgreSQL: the first app's fresh schema; SQLite: a file both open (memory is per instance).
-    const onPostgres = process.env.TEST_DATABASE_URL?.startsWith('postgres') ?? false;
-    directory = onPostgres ? undefined : mkdtempSync(join(tmpdir(), 'devdata-oauth-'));
-    first = await TestApp.start(directory ? { env: { DATABASE_URL: `sqlite:${join(directory, 'shared.db')}` } } : {});
-    second = await TestApp.start({ env: { DATABASE_URL: first.config.databaseUrl } });
+    // SQLite: a file both open (memory is per instance).
+    database = await sharedDatabase();
+    first = await TestApp.start({ env: { DATABASE_URL: database.url } });
+    second = await TestApp.start({ env: { DATABASE_URL: database.url } });
   });
 
   afterAll(async () => {
     await second?.close();
     await first?.close();
-    if (directory) rmSync(directory, { recursive: true, force: true });
+    await database?.drop();
   });
 
   it('a page from one instance is approved on the other; tokens, refresh and reuse detection span both', async () => {

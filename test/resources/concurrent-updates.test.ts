@@ -5,10 +5,8 @@
 // responses, the event log, and what a second app reads from storage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../support/random.js';
-import { TestApp, sharedDatabase, type TestAccount, type TestResponse } from '../support/app.js';
+import { ON_POSTGRES, TestApp, sharedDatabase, type TestAccount, type TestResponse } from '../support/app.js';
 import type { Event } from '../../src/areas/events/event.js';
-
-const ON_POSTGRES = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 
 type Sent = { kind: 'state' | 'guarded' | 'missing' | 'refused' | 'tags' | 'attributes'; id: string; body: Record<string, unknown>; ifMatch?: string };
 

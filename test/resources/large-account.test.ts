@@ -11,9 +11,8 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countResources } from '../../src/storage/migrations/0010_resource_counts.js';
 import type { ResourceReadModel } from '../../src/areas/resources/read-model.js';
-import { TestApp, testDatabase, type TestAccount } from '../support/app.js';
+import { ON_POSTGRES, TestApp, testDatabase, type TestAccount } from '../support/app.js';
 
-const ON_POSTGRES = process.env.TEST_DATABASE_URL?.startsWith('postgres') ?? false;
 const LARGE = 100_000;
 const SMALL = 1_000;
 

@@ -7,11 +7,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../support/random.js';
-import { TestApp, sharedDatabase, type TestAccount, type TestResponse } from '../support/app.js';
+import { ON_POSTGRES, TestApp, sharedDatabase, type TestAccount, type TestResponse } from '../support/app.js';
 import { sleep } from '../support/wait.js';
 import { EXTERNAL_WRITE_CHECK_MS } from '../../src/storage/external-writes.js';
-
-const ON_POSTGRES = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 
 const TYPES = ['sensor', 'binary_sensor', 'switch', 'text'] as const;
 const TAGS = ['kitchen', 'hall', 'floor-1', 'floor-2', 'ünïcödé "quoted"'];

@@ -2,10 +2,9 @@
 // with TEST_DATABASE_URL=postgres://…, one PostgreSQL schema) and one ManualClock make each
 // scheduled time run exactly once; and a run missed while no server was up is made at start-up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, TestApp, sharedDatabase, type TestAccount } from '../support/app.js';
+import { ManualClock, ON_POSTGRES, TestApp, sharedDatabase, type TestAccount } from '../support/app.js';
 import { allEvents, executedEvents, schedulerPassed, type EventBody } from './support.js';
 
-const ON_POSTGRES = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const MINUTE = 60_000;
 
 function runKeys(executed: EventBody[]): string[] {

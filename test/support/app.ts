@@ -69,9 +69,12 @@ export async function testDatabase(): Promise<{ url: string; drop: () => Promise
   return { url: url.toString(), drop: () => admin(`drop schema ${schema} cascade`) };
 }
 
+/** Whether this run's tests use PostgreSQL (TEST_DATABASE_URL). */
+export const ON_POSTGRES = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+
 /** One database several apps open (as several processes would): a fresh PostgreSQL schema, or a SQLite file. */
 export async function sharedDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (process.env.TEST_DATABASE_URL?.startsWith('postgres')) return testDatabase();
+  if (ON_POSTGRES) return testDatabase();
   const directory = await mkdtemp(join(tmpdir(), 'devdata-shared-'));
   return { url: `sqlite:${join(directory, 'shared.db')}`, drop: () => rm(directory, { recursive: true, force: true }) };
 }

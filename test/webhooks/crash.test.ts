@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDatabase } from '../support/app.js';
+import { ON_POSTGRES, testDatabase } from '../support/app.js';
 import { CLI, cleanEnv, killAll, run, ServerProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { Receiver } from './support.js';
@@ -32,9 +32,7 @@ describe('a server killed mid-delivery', () => {
     receiver.slowMs = 150;
     await receiver.start();
     workDir = mkdtempSync(join(tmpdir(), 'devdata-webhook-crash-'));
-    database = process.env.TEST_DATABASE_URL?.startsWith('postgres')
-      ? await testDatabase()
-      : { url: `sqlite:${join(workDir, 'devdata.db')}`, drop: async () => {} };
+    database = ON_POSTGRES ? await testDatabase() : { url: `sqlite:${join(workDir, 'devdata.db')}`, drop: async () => {} };
     env = cleanEnv({
       DATABASE_URL: database.url,
       PORT: '0',
