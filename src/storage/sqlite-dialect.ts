@@ -40,7 +40,7 @@ class FifoMutex {
 class CachedStatementConnection implements DatabaseConnection {
   // lru-cache marks a statement used without touching its Map. Re-inserting into a Map on every
   // query (delete, then set) made the Map rebuild its table every few dozen queries, each new
-  // table allocated straight in V8's old space: a third of what a PATCH promoted, and a third of
+  // table allocated straight in V8's old space: over a quarter of what a PATCH promoted, and a third of
   // the mark-compacts under steady writes (bench/README.md, "Long runs").
   private readonly statements = new LRUCache<string, Statement>({ max: STATEMENT_CACHE_SIZE });
 
