@@ -1,6 +1,7 @@
 // Group commit in the SQLite driver (src/storage/sqlite-dialect.ts): transactions that queue behind
 // one another commit together, none is reported committed before the group's commit, a failing one
-// rolls back alone, a statement outside a transaction commits the group first, and a failed group
+// rolls back alone, a group under load waits a turn of the event loop for more to join, a
+// statement outside a transaction commits the group first, and a failed group
 // commit fails every transaction in it. Watched from a second connection, as another process would.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,6 +85,30 @@ describe('SQLite group commit', () => {
     await Promise.all([first, second]);
     expect(firstSettled).toBe(true);
     expect(committedNames()).toBe('a,b');
+  });
+
+  /** The next turn of the event loop: what was queued for this one (setImmediate) has run. */
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('keeps a group of two or more open one more turn of the event loop, so a transaction begun in it joins, and commits a lone one at once', async () => {
+    const settled: string[] = [];
+    const together = ['a', 'b'].map((name) => insertIn(name).then((done) => settled.push(done)));
+    // The group's commit was queued for the first turn, after this test's: at the second, it waits.
+    await nextTurn();
+    await nextTurn();
+    // Without the extra turn a and b would have committed by now.
+    expect(committedNames()).toBe('');
+    expect(settled).toEqual([]);
+    const late = insertIn('c').then((done) => settled.push(done));
+    await Promise.all([...together, late]);
+    expect(settled).toEqual(['a', 'b', 'c']);
+    expect(committedNames()).toBe('a,b,c');
+
+    const alone = insertIn('d');
+    await nextTurn();
+    await nextTurn();
+    expect(committedNames()).toBe('a,b,c,d');
+    await alone;
   });
 
   it('rolls back a failing transaction alone', async () => {
