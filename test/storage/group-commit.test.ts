@@ -1,8 +1,8 @@
 // Group commit in the SQLite driver (src/storage/sqlite-dialect.ts): transactions that queue behind
-// one another commit together, none is reported committed before the group's commit, a failing one
-// rolls back alone, a group under load waits a turn of the event loop for more to join, a
-// statement outside a transaction commits the group first, and a failed group
-// commit fails every transaction in it. Watched from a second connection, as another process would.
+// one another commit together, none is reported committed before the group's commit, a group under
+// load waits a turn of the event loop for more to join, a failing one rolls back alone, a statement
+// outside a transaction commits the group first, and a failed group commit fails every transaction
+// in it. Watched from a second connection, as another process would.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
