@@ -1,5 +1,6 @@
 // Benchmark options: flags win over environment variables, which win over the defaults.
 import { parseArgs } from 'node:util';
+import { ALLOCATORS, type Allocator } from './allocator.js';
 
 export const HTTP_ROWS = ['get', 'list', 'events', 'catchup', 'patch', 'publish'] as const;
 export type HttpRowKey = (typeof HTTP_ROWS)[number];
@@ -46,6 +47,8 @@ export interface Options {
   /** The soak row (bench/soak.ts), after the other rows, for `soakMinutes` minutes (20 s ones in a smoke run). */
   soak: boolean;
   soakMinutes: number;
+  /** The server's malloc: the system's, or jemalloc preloaded (bench/allocator.ts). */
+  allocator: Allocator;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-build/bench/run.js [options])
@@ -70,6 +73,8 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
                            without, alternating, and each row's ratio (bench/metrics-overhead.ts)
   --rounds N               --metrics-overhead: pairs of measurements per row  (BENCH_ROUNDS, default 4; smoke 2)
   --out FILE               JSON results       (BENCH_OUT, default bench/results/latest.json; smoke: smoke.json)
+  --allocator A            the server's malloc: system, or jemalloc preloaded as docs/operating.md shows
+                                                     (BENCH_ALLOCATOR, default system)
   --profile                run the server with --cpu-prof; profile written beside the results
   --keep                   keep the temporary database and server log
   --timeout S              bound on the whole run (default: computed from the options)
@@ -141,6 +146,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       postgres: { type: 'string' },
       soak: { type: 'boolean', default: false },
       'soak-minutes': { type: 'string' },
+      allocator: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -171,7 +177,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     postgres: pick(values.postgres, 'BENCH_POSTGRES') ?? (smoke ? 'none' : 'auto'),
     soak: values.soak || env.BENCH_SOAK === '1',
     soakMinutes: positive('--soak-minutes', pick(values['soak-minutes'], 'BENCH_SOAK_MINUTES'), smoke ? 3 : 10, true),
+    allocator: (pick(values.allocator, 'BENCH_ALLOCATOR') ?? 'system') as Allocator,
   };
+  if (!ALLOCATORS.includes(options.allocator)) throw new Error(`--allocator must be ${ALLOCATORS.join(' or ')}, got "${options.allocator}"`);
   if (!['auto', 'none'].includes(options.postgres) && !/^postgres(ql)?:\/\//.test(options.postgres)) {
     throw new Error(`--postgres must be auto, none or a postgres:// URL, got "${options.postgres}"`);
   }

@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { allocatorEnv } from './allocator.js';
 import { installCleanup, killAll, rssMb, sleep, stop } from './children.js';
 import { parseOptions, USAGE, type Options } from './options.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
@@ -83,7 +84,9 @@ async function main(): Promise<void> {
   let soakTable: string | undefined;
 
   try {
-    log(`work directory ${workDir}; bound ${budget} s`);
+    log(
+      `work directory ${workDir}; bound ${budget} s; the server's allocator: ${options.allocator === 'jemalloc' ? `jemalloc (${allocatorEnv('jemalloc').LD_PRELOAD})` : "the system's"}`,
+    );
     const [load] = loadAverageAtStart;
     if (load !== undefined && load > cpus().length * 0.5) {
       log(`warning: the machine is busy (load average ${load.toFixed(2)} on ${cpus().length} CPUs); numbers will be noisy`);

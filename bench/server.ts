@@ -3,6 +3,7 @@ import { execFile, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { allocatorEnv, checkAllocator } from './allocator.js';
 import { forkTracked, nextMessage, sleep } from './children.js';
 import { JsonClient } from './http-client.js';
 import type { Options } from './options.js';
@@ -41,6 +42,7 @@ export function serviceEnv(options: Options, databaseUrl: string, port: number):
     LOG_LEVEL: options.logLevel,
     // Any free port on loopback: the metrics' own listener, scraped by nobody during the run.
     ...(options.metrics ? { METRICS_PORT: '0' } : {}),
+    ...allocatorEnv(options.allocator),
   };
 }
 
@@ -90,13 +92,13 @@ export async function startServer(options: Options, env: NodeJS.ProcessEnv, logP
         () => false,
       );
       client.close();
-      if (up) return { child, origin: `http://${LOOPBACK}:${knownPort}`, logPath };
+      if (up) return started(child, `http://${LOOPBACK}:${knownPort}`, logPath, options);
     } else {
       for (const line of readFileSync(logPath, 'utf8').split('\n')) {
         if (!line.includes('"port"')) continue;
         try {
           const entry = JSON.parse(line) as { port?: unknown };
-          if (typeof entry.port === 'number' && entry.port > 0) return { child, origin: `http://${LOOPBACK}:${entry.port}`, logPath };
+          if (typeof entry.port === 'number' && entry.port > 0) return started(child, `http://${LOOPBACK}:${entry.port}`, logPath, options);
         } catch {
           // a partial line: read it again next time
         }
@@ -105,6 +107,12 @@ export async function startServer(options: Options, env: NodeJS.ProcessEnv, logP
     await sleep(50);
   }
   throw new Error(`the server did not start listening within 30 s:\n${tail(logPath)}`);
+}
+
+/** The server listening, on the allocator asked for. */
+function started(child: ChildProcess, origin: string, logPath: string, options: Options): Server {
+  checkAllocator(child.pid as number, options.allocator);
+  return { child, origin, logPath };
 }
 
 /** A child of ours that reports `{type:'listening', port}` over IPC. */

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findJemalloc, JEMALLOC_PATHS } from '../../bench/allocator.js';
 import type { Row } from '../../bench/results.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -81,6 +82,15 @@ const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
 const WEBHOOK_ROWS = ['webhooks'];
 /** With a PostgreSQL column: GET and PATCH against two processes on one database (bench/postgres-cluster.ts). */
 const TWO_PROCESS_ROWS = POSTGRES_URL ? ['postgres-two-get', 'postgres-two-patch'] : [];
+
+const JEMALLOC = findJemalloc();
+const JEMALLOC_REQUIRED = process.env.CI === 'true';
+if (!JEMALLOC) {
+  process.stderr.write(
+    `\n*** jemalloc not found (${JEMALLOC_PATHS.join(', ')}): the bench's --allocator jemalloc test is ${JEMALLOC_REQUIRED ? 'failing (CI=true requires it)' : 'skipped'}. ` +
+      'To run it: apt-get install libjemalloc2.\n',
+  );
+}
 
 describe('npm run bench -- --smoke', () => {
   let workDir: string;
@@ -210,4 +220,24 @@ describe('npm run bench -- --smoke', () => {
     expect(soak.streams.expected).toBe(100 * soak.streams.eventsWritten);
     expect(result.stdout).toContain('| 1 |');
   }, 120_000);
+
+  it.skipIf(!JEMALLOC && !JEMALLOC_REQUIRED)(
+    'runs the server on jemalloc with --allocator jemalloc, and refuses an allocator it does not know',
+    async () => {
+      const refused = await run(process.execPath, [BENCH, '--smoke', '--allocator', 'tcmalloc'], 30_000);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('--allocator must be system or jemalloc');
+
+      // The bench checks the server's memory maps once it listens, and fails when jemalloc is not in them.
+      const out = join(workDir, 'jemalloc.json');
+      const args = ['--smoke', '--allocator', 'jemalloc', '--rows', 'get', '--streams', 'none', '--webhook-rate', '0', '--postgres', 'none'];
+      const result = await run(process.execPath, [BENCH, ...args, '--out', out], 120_000);
+      expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
+      expect(result.stderr + result.stdout).toContain(`the server's allocator: jemalloc (${JEMALLOC})`);
+      const results = JSON.parse(readFileSync(out, 'utf8')) as { options: { allocator: string }; rows: Row[] };
+      expect(results.options.allocator).toBe('jemalloc');
+      expect(results.rows.find((row) => row.key === 'get')?.requestsPerSecond).toBeGreaterThan(0);
+    },
+    150_000,
+  );
 });
