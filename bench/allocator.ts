@@ -1,6 +1,7 @@
 // The server's memory allocator in a run: the system's (glibc's malloc), or jemalloc preloaded as
-// docs/operating.md ("Memory") shows. glibc keeps the memory freed between chunks still in use, so
-// after load the server's RSS stays 30-45 MB above what it holds (bench/README.md, "Long runs").
+// docs/operating.md ("Memory: jemalloc") shows. glibc keeps the memory freed between chunks still
+// in use, so after load the server's RSS stays 30-45 MB above what it holds (bench/README.md,
+// "Long runs").
 import { existsSync, readFileSync } from 'node:fs';
 
 export const ALLOCATORS = ['system', 'jemalloc'] as const;
