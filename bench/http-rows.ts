@@ -60,11 +60,15 @@ export function cannonOptions(spec: HttpSpec, load: { connections: number; durat
   return opts;
 }
 
-export function cannon(spec: HttpSpec, options: Options, seconds: number): Promise<autocannon.Result> {
+/** `onResponse` hears each response's status as it comes. */
+export function cannon(spec: HttpSpec, options: Options, seconds: number, onResponse?: (status: number) => void): Promise<autocannon.Result> {
   let counter = 0;
   const opts = cannonOptions(spec, { connections: options.connections, duration: seconds }, () => counter++);
   return new Promise((resolvePromise, reject) => {
-    autocannon(opts, (error: unknown, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolvePromise(result)));
+    const instance = autocannon(opts, (error: unknown, result) =>
+      error ? reject(error instanceof Error ? error : new Error(String(error))) : resolvePromise(result),
+    );
+    if (onResponse) instance.on('response', (_client, status) => onResponse(status));
   });
 }
 

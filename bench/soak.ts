@@ -1,8 +1,9 @@
 // The soak row (issue #19, goal 3), `npm run bench -- --soak`: whether the service's cost stays
 // flat as the minutes pass. A server of its own (fresh SQLite database, seeded like the main one,
 // retention at its defaults, metrics on for the event loop's delays). PATCH capacity is measured
-// closed-loop first; then, for N minutes, PATCH at 80% of it at a fixed rate, readers at a modest
-// fixed rate, and 100 SSE streams open throughout; every minute the PATCH load's req/s and
+// closed-loop first, alone and then with the soak's readers and streams beside it; then, for N
+// minutes, PATCH at 80% of the second at a fixed rate, the readers at a modest fixed rate, and 100
+// SSE streams open throughout; every minute the PATCH load's req/s and
 // latency, the readers', the server's RSS, CPU and database size, and the longest event-loop
 // stall (by 5 s slices, beside when retention ran). After it and 20 s idle, 1,000 streams are opened
 // on the same server: its RSS with them. See bench/README.md.
@@ -23,8 +24,27 @@ import { HERE, launchDevdata, ROOT, type Launched } from './server.js';
 import { summarize } from './stats.js';
 import { RSS_WITH_STREAMS_LIMIT_MB, streamScenario, writeSteadily } from './stream-rows.js';
 
-/** The PATCH load's share of the capacity measured just before. */
+/**
+ * The PATCH load's share of the capacity measured just before with the readers and streams beside
+ * it. Those cost 15-20% of what PATCH alone gets on this machine's two cores, so 80% of PATCH
+ * alone kept the server 95-100% busy (bench/README.md, "Long runs").
+ */
 const LOAD_SHARE = 0.8;
+/** After the readers and streams start, before the capacity beside them is measured. */
+const BESIDE_SETTLE_SECONDS = 2;
+/**
+ * The fixed rates tried, as shares of the closed-loop capacity beside the readers and streams, in
+ * turn until one is not sustained. A closed loop of 50 connections overstates what a fixed rate
+ * gets: requests that always wait commit 32 to a group and share each turn of the event loop, and
+ * at a fixed rate a PATCH cost about a fifth more (bench/README.md, "Long runs").
+ */
+const FIXED_RATE_SHARES = [0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1];
+/**
+ * A rate is sustained when this share of it is answered in its step, without an error. Each of
+ * autocannon's instances spends a second's quota at the second's start, so a step's edges may cut
+ * a burst or two: a step of 10 s counts within about 2%.
+ */
+const SUSTAINED_SHARE = 0.95;
 /** Readers, requests/s over GET of a resource, a list page and an event page near the head, in turn. */
 const READER_RATE = 300;
 const READER_CONNECTIONS = 10;
@@ -55,8 +75,15 @@ function minuteSeconds(options: Options): number {
   return options.smoke ? 20 : 60;
 }
 
-function capacitySeconds(options: Options): { warm: number; measure: number } {
-  return options.smoke ? { warm: 1, measure: 2 } : { warm: 5, measure: 10 };
+function capacitySeconds(options: Options): { warm: number; measure: number; step: number } {
+  return options.smoke ? { warm: 1, measure: 2, step: 2 } : { warm: 5, measure: 10, step: 10 };
+}
+
+/** The most the capacity beside the readers and streams takes, from their start: they run that much longer than the soak. */
+function capacityBesideSeconds(options: Options): number {
+  const { measure, step } = capacitySeconds(options);
+  // A fixed-rate step: a second of start, the step, its stop and a second's pause.
+  return BESIDE_SETTLE_SECONDS + measure + FIXED_RATE_SHARES.length * (step + 3);
 }
 
 function memoryStreams(options: Options): number {
@@ -69,7 +96,7 @@ export function soakSeconds(options: Options): number {
   const { warm, measure } = capacitySeconds(options);
   const soak = options.soakMinutes * minuteSeconds(options);
   const streams = 20 + options.streamDuration + options.drainTimeout + 60 + memoryStreams(options) / 20;
-  return Math.ceil(180 + warm + measure + soak + options.drainTimeout + streams);
+  return Math.ceil(180 + warm + measure + capacityBesideSeconds(options) + soak + options.drainTimeout + streams);
 }
 
 interface Window {
@@ -317,6 +344,124 @@ async function openStreams(launched: Launched, planned: number, run: string) {
   return { receivers, opened };
 }
 
+/** The account's newest event id: the one a stream opened without a cursor names first (`id: N`). */
+async function newestEventId(origin: string, headers: Record<string, string>): Promise<number> {
+  const stopped = new AbortController();
+  const response = await fetch(`${origin}/api/v1/events/stream`, { headers, signal: stopped.signal });
+  if (!response.ok || !response.body) throw new Error(`GET /api/v1/events/stream: ${response.status}`);
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for await (const chunk of response.body) {
+      text += decoder.decode(chunk, { stream: true });
+      const found = /^id: (\d+)$/m.exec(text);
+      if (found) return Number(found[1]);
+    }
+  } finally {
+    stopped.abort();
+  }
+  throw new Error('the stream ended before naming its first id');
+}
+
+interface FixedRateStep {
+  rate: number;
+  answeredPerSecond: number;
+  p99Ms: number;
+  errors: number;
+  sustained: boolean;
+}
+
+/**
+ * The highest of the fixed rates (shares of the closed loop's) that PATCH sustains, each tried for
+ * a step after a second of start; it stops at the first that is not. The lowest is taken if none is.
+ */
+async function sustainedRate(spec: HttpSpec, closedLoop: number, options: Options, recorder: Recorder): Promise<{ rate: number; steps: FixedRateStep[] }> {
+  const { step } = capacitySeconds(options);
+  const steps: FixedRateStep[] = [];
+  for (const share of FIXED_RATE_SHARES) {
+    const rate = Math.max(1, Math.round(closedLoop * share));
+    const load = await fixedRate(spec, rate, options.connections, step + 10, recorder);
+    recorder.take();
+    recorder.recording = true;
+    await sleep(step * 1000);
+    recorder.recording = false;
+    const window = recorder.take();
+    await load.stop();
+    const answeredPerSecond = round(window.latencies.length / step, 0);
+    const tried: FixedRateStep = {
+      rate,
+      answeredPerSecond,
+      p99Ms: ms(summarize(Float64Array.from(window.latencies)).p99),
+      errors: window.errors,
+      sustained: window.errors === 0 && answeredPerSecond >= rate * SUSTAINED_SHARE,
+    };
+    steps.push(tried);
+    log(
+      `soak: PATCH at a fixed ${rate} req/s (${Math.round(share * 100)}%): ${answeredPerSecond} answered a second, p99 ${tried.p99Ms} ms: ${tried.sustained ? 'sustained' : 'not sustained'}`,
+    );
+    if (!tried.sustained) break;
+    await sleep(1000);
+  }
+  const highest = steps.filter((tried) => tried.sustained).at(-1) ?? steps[0]!;
+  return { rate: highest.rate, steps };
+}
+
+interface Capacity {
+  rate: number;
+  result: autocannon.Result;
+  serverCpuUsPerRequest: number | null;
+}
+
+/** PATCH closed loop for `seconds`: its req/s and the server's CPU a request; `recorder` counts its answers. */
+async function capacityOf(spec: HttpSpec, options: Options, seconds: number, pid: number | undefined, recorder?: Recorder): Promise<Capacity> {
+  const cpuBefore = cpuMs(pid);
+  const result = await cannon(spec, options, seconds, recorder && ((status) => recorder.response(status, 0)));
+  const cpuAfter = cpuMs(pid);
+  return {
+    rate: round(result.requests.total / result.duration, 0),
+    result,
+    serverCpuUsPerRequest:
+      cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0 ? round(((cpuAfter - cpuBefore) * 1000) / result.requests.total, 1) : null,
+  };
+}
+
+/** The capacity the soak's rate is a share of (the highest fixed rate sustained beside the readers and streams), and the closed loops' in its detail. */
+function capacityRowOf(options: Options, seconds: number, alone: Capacity, beside: Capacity, sustained: { rate: number; steps: FixedRateStep[] }): Row {
+  const highest = sustained.steps.find((tried) => tried.rate === sustained.rate);
+  return {
+    key: 'soak-capacity',
+    label: `soak: PATCH capacity before it, the readers and streams beside it: the highest fixed rate sustained (closed loop of ${options.connections} connections, ${seconds} s: ${beside.rate.toLocaleString('en-US')} req/s; alone ${alone.rate.toLocaleString('en-US')})`,
+    kind: 'http',
+    requestsPerSecond: sustained.rate,
+    p50Ms: null,
+    p99Ms: highest?.p99Ms ?? null,
+    errors: beside.result.errors + beside.result.non2xx + alone.result.errors + alone.result.non2xx,
+    rssMb: null,
+    ratio: null,
+    ratioOf: 'baseline req/s',
+    target: null,
+    met: null,
+    detail: {
+      fixedRates: sustained.steps,
+      closedLoop: {
+        requestsPerSecond: beside.rate,
+        p50Ms: beside.result.latency.p50,
+        p99Ms: beside.result.latency.p99,
+        requests: beside.result.requests.total,
+        serverCpuUsPerRequest: beside.serverCpuUsPerRequest,
+        shareOfAlone: round(beside.rate / alone.rate, 2),
+      },
+      alone: {
+        requestsPerSecond: alone.rate,
+        p50Ms: alone.result.latency.p50,
+        p99Ms: alone.result.latency.p99,
+        requests: alone.result.requests.total,
+        serverCpuUsPerRequest: alone.serverCpuUsPerRequest,
+      },
+    },
+  };
+}
+
 /** The soak: its capacity row, the soak row, and the RSS with 1,000 streams after it; plus the per-minute table. */
 export async function measureSoak(options: Options, workDir: string, profileDir: string): Promise<{ rows: Row[]; table: string }> {
   if (!['info', 'debug', 'trace'].includes(options.logLevel))
@@ -333,63 +478,47 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
     if (!metricsUrl) throw new Error('the soak server logged no metrics URL');
     const specs = httpSpecsFor(server.origin, auth, seeded);
 
-    // Capacity: the PATCH row's load, closed loop, on this server warmed by it first.
+    // Capacity, closed loop, on this server warmed by it first: PATCH alone, then with the soak's
+    // readers and streams beside it. The soak's rate is a share of the second.
     const { warm, measure } = capacitySeconds(options);
-    log(`soak: PATCH capacity, closed loop, ${options.connections} connections, ${warm} s unmeasured then ${measure} s`);
+    log(
+      `soak: PATCH capacity, closed loop, ${options.connections} connections: ${warm} s unmeasured, ${measure} s alone, then ${measure} s with the readers and streams beside it`,
+    );
     const warmed = await cannon(specs.patch, options, warm);
-    const cpuBefore = cpuMs(pid);
-    const capacity = await cannon(specs.patch, options, measure);
-    const cpuAfter = cpuMs(pid);
-    const capacityRate = round(capacity.requests.total / capacity.duration, 0);
-    const capacityRow: Row = {
-      key: 'soak-capacity',
-      label: `soak: PATCH capacity before it (closed loop, ${options.connections} connections, ${measure} s)`,
-      kind: 'http',
-      requestsPerSecond: capacityRate,
-      p50Ms: capacity.latency.p50,
-      p99Ms: capacity.latency.p99,
-      errors: capacity.errors + capacity.non2xx,
-      rssMb: null,
-      ratio: null,
-      ratioOf: 'baseline req/s',
-      target: null,
-      met: null,
-      detail: {
-        requests: capacity.requests.total,
-        seconds: round(capacity.duration, 2),
-        serverCpuUsPerRequest:
-          cpuBefore !== undefined && cpuAfter !== undefined && capacity.requests.total > 0
-            ? round(((cpuAfter - cpuBefore) * 1000) / capacity.requests.total, 1)
-            : null,
-      },
-    };
-    log(`soak: PATCH capacity ${capacityRate} req/s (p99 ${capacity.latency.p99} ms)`);
+    const alone = await capacityOf(specs.patch, options, measure, pid);
+    log(`soak: PATCH capacity alone ${alone.rate} req/s (p99 ${alone.result.latency.p99} ms)`);
 
-    const rate = Math.max(1, Math.round(capacityRate * LOAD_SHARE));
     const soakSecs = options.soakMinutes * minuteSecs;
     const run = randomBytes(6).toString('hex');
-    const streamEvents = Math.round(STREAM_EVENTS_PER_SECOND * (soakSecs + 2));
+    // The streams' events are written from before the capacity beside them to the soak's end.
+    const streamEvents = Math.round(STREAM_EVENTS_PER_SECOND * (capacityBesideSeconds(options) + soakSecs + 4));
     const { receivers, opened } = await openStreams(launched, streamEvents, run);
     const publishClient = new JsonClient(server.origin, auth, 8);
     let written: { written: number[]; errors: number } = { written: [], errors: 0 };
     let collected: CollectedReport | undefined;
     const minutes: SoakMinute[] = [];
+    let capacityRow: Row | undefined;
+    let rate = 0;
     try {
       const writerStarted = performance.now();
+      // Planned for the longest capacity beside the readers and streams; stopped with the soak.
+      const writerStop = new AbortController();
       const writing = writeSteadily(
         { publishClient, publishPath: '/api/v1/events' },
         { eventsPerSecond: STREAM_EVENTS_PER_SECOND },
         streamEvents,
         run,
         seeded.resource,
+        writerStop.signal,
       );
 
       // The event page reader follows the head: the seeded events, every PATCH answered (one event
       // each) and the custom events written so far. A fixed cursor would fall out of retention.
       const patch = new Recorder();
       const readers = new Recorder();
-      const baseEvents = seeded.newestEventId + warmed['2xx'] + capacity['2xx'];
-      const head = () => baseEvents + patch.ok + Math.min(streamEvents, Math.floor(((performance.now() - writerStarted) / 1000) * STREAM_EVENTS_PER_SECOND));
+      const customWritten = () => Math.min(streamEvents, Math.floor(((performance.now() - writerStarted) / 1000) * STREAM_EVENTS_PER_SECOND));
+      let baseEvents = seeded.newestEventId + warmed['2xx'] + alone.result['2xx'];
+      const head = () => baseEvents + patch.ok + customWritten();
       const ids = seeded.resourceIds;
       const readerSpec: HttpSpec = {
         key: 'soak-readers',
@@ -403,13 +532,26 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
           return { path: turn === 1 ? '/api/v1/resources?limit=50' : eventPagePath(head()) };
         },
       };
-      log(
-        `soak: ${options.soakMinutes} × ${minuteSecs} s: PATCH at ${rate} req/s (${LOAD_SHARE * 100}% of ${capacityRate}), readers at ${READER_RATE} req/s, ${opened.opened} streams (${STREAM_EVENTS_PER_SECOND} events/s)`,
-      );
-      const maxSeconds = soakSecs + 30;
-      const patchLoad = await fixedRate(specs.patch, rate, options.connections, maxSeconds, patch);
-      const readerLoad = await fixedRate(readerSpec, READER_RATE, READER_CONNECTIONS, maxSeconds, readers);
+      const readerLoad = await fixedRate(readerSpec, READER_RATE, READER_CONNECTIONS, capacityBesideSeconds(options) + soakSecs + 30, readers);
+      let patchLoad: { stop(): Promise<void> } | undefined;
       try {
+        await sleep(BESIDE_SETTLE_SECONDS * 1000);
+        const beside = await capacityOf(specs.patch, options, measure, pid, patch);
+        log(
+          `soak: PATCH capacity with the readers and streams beside it ${beside.rate} req/s (p99 ${beside.result.latency.p99} ms; ${Math.round((beside.rate / alone.rate) * 100)}% of alone)`,
+        );
+        const sustained = await sustainedRate(specs.patch, beside.rate, options, patch);
+        capacityRow = capacityRowOf(options, measure, alone, beside, sustained);
+        rate = Math.max(1, Math.round(sustained.rate * LOAD_SHARE));
+        log(
+          `soak: ${options.soakMinutes} × ${minuteSecs} s: PATCH at ${rate} req/s (${LOAD_SHARE * 100}% of ${sustained.rate}; ${Math.round((rate / beside.rate) * 100)}% of the closed loop beside the readers and streams, ${Math.round((rate / alone.rate) * 100)}% of PATCH alone), readers at ${READER_RATE} req/s, ${opened.opened} streams (${STREAM_EVENTS_PER_SECOND} events/s)`,
+        );
+        // The count misses the PATCHes still in flight when each capacity load stopped (up to 50
+        // each): read from the server, the event page reader starts at the head again.
+        const missed = (await newestEventId(server.origin, auth)) - head();
+        baseEvents += missed;
+        log(`soak: the event page reader's count of events was ${missed} behind the server's newest id`);
+        patchLoad = await fixedRate(specs.patch, rate, options.connections, soakSecs + 30, patch);
         // Every phase of both loads has been running for a second: the first minute starts now.
         let scrapedPrevious = await scrape(metricsUrl);
         let waitPrevious = runQueueWaitNs(pid);
@@ -474,7 +616,8 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
           clearInterval(rssTimer);
         }
       } finally {
-        await Promise.all([patchLoad.stop(), readerLoad.stop()]);
+        writerStop.abort();
+        await Promise.all([patchLoad?.stop(), readerLoad.stop()]);
       }
       written = await writing;
       receivers.send({ type: 'collect', written: written.written, drainTimeoutMs: options.drainTimeout * 1000 });
@@ -531,7 +674,10 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
       target: 'last minute ±10% of the first (req/s, p99); RSS ≤ +10% after minute 2; stalls ≤ 50 ms',
       met: conditions.every((condition) => condition.met) && requestErrors + streamErrors === 0,
       detail: {
-        capacityRequestsPerSecond: capacityRate,
+        capacityRequestsPerSecond: capacityRow?.requestsPerSecond ?? null,
+        capacityClosedLoopRequestsPerSecond:
+          (capacityRow?.detail as { closedLoop?: { requestsPerSecond: number } } | undefined)?.closedLoop?.requestsPerSecond ?? null,
+        capacityAloneRequestsPerSecond: alone.rate,
         patchRate: rate,
         readerRate: READER_RATE,
         minuteSeconds: minuteSecs,
@@ -585,7 +731,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
     ];
     const table = `Soak: ${minuteLabel} by ${minuteLabel}\n\n${minuteTable(minutes, minuteLabel)}\n\n${conditionLines.join('\n')}`;
     soakRow.detail.table = table;
-    return { rows: [capacityRow, soakRow, memoryRow], table };
+    return { rows: [capacityRow as Row, soakRow, memoryRow], table };
   } finally {
     launched.client.close();
     await stop(server.child, 'SIGTERM', 15_000);

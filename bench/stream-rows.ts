@@ -38,13 +38,15 @@ export async function writeSteadily(
   count: number,
   run: string,
   payload: Record<string, unknown>,
+  /** Ends the writing early: the events written so far are the ones reported. */
+  stop?: AbortSignal,
 ): Promise<{ written: number[]; errors: number }> {
   const interval = 1000 / spec.eventsPerSecond;
   const written: number[] = [];
   let errors = 0;
   const inFlight: Array<Promise<void>> = [];
   const start = performance.now() + 20;
-  for (let seq = 0; seq < count; seq++) {
+  for (let seq = 0; seq < count && !stop?.aborted; seq++) {
     const wait = start + seq * interval - performance.now();
     if (wait > 0) await sleep(wait);
     const body = { type: 'custom.bench', data: { run, seq, sentAt: Date.now(), resource: payload } };

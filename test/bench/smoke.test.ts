@@ -198,6 +198,11 @@ describe('npm run bench -- --smoke', () => {
     for (const row of results.rows) expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
     expect(rows.get('soak-capacity')?.requestsPerSecond).toBeGreaterThan(0);
     expect(rows.get('soak-rss-streams')?.rssMb).toBeGreaterThan(0);
+    // Capacity measured alone and with the readers and streams beside it; the soak asks for 80% of the second.
+    const capacity = rows.get('soak-capacity') as Row;
+    const alone = (capacity.detail as { alone: { requestsPerSecond: number } }).alone;
+    expect(alone.requestsPerSecond).toBeGreaterThan(0);
+    expect((rows.get('soak')?.detail as { patchRate: number }).patchRate).toBe(Math.round((capacity.requestsPerSecond as number) * 0.8));
 
     // One minute with every figure, and every stream message of the soak delivered.
     const soak = rows.get('soak')?.detail as {
