@@ -1,9 +1,10 @@
 // The soak row (issue #19, goal 3), `npm run bench -- --soak`: whether the service's cost stays
 // flat as the minutes pass. A server of its own (fresh SQLite database, seeded like the main one,
 // retention at its defaults, metrics on for the event loop's delays). PATCH capacity is measured
-// closed-loop first, alone and then with the soak's readers and streams beside it; then, for N
-// minutes, PATCH at 80% of the second at a fixed rate, the readers at a modest fixed rate, and 100
-// SSE streams open throughout; every minute the PATCH load's req/s and
+// first: closed loop alone, closed loop with the soak's readers and streams beside it, and then the
+// highest fixed rate it sustains beside them; then, for N minutes, PATCH at 80% of that at a fixed
+// rate, the readers at a modest fixed rate, and 100 SSE streams open throughout; every minute the
+// PATCH load's req/s and
 // latency, the readers', the server's RSS, CPU and database size, and the longest event-loop
 // stall (by 5 s slices, beside when retention ran). After it and 20 s idle, 1,000 streams are opened
 // on the same server: its RSS with them. See bench/README.md.
@@ -26,8 +27,8 @@ import { RSS_WITH_STREAMS_LIMIT_MB, streamScenario, writeSteadily } from './stre
 
 /**
  * The PATCH load's share of the capacity measured just before with the readers and streams beside
- * it. Those cost 15-20% of what PATCH alone gets on this machine's two cores, so 80% of PATCH
- * alone kept the server 95-100% busy (bench/README.md, "Long runs").
+ * it. Those took 9-34% of PATCH's closed loop alone on this machine's two cores, so 80% of that
+ * kept the server 95-104% busy (bench/README.md, "Long runs").
  */
 const LOAD_SHARE = 0.8;
 /** After the readers and streams start, before the capacity beside them is measured. */
@@ -375,10 +376,17 @@ interface FixedRateStep {
  * The highest of the fixed rates (shares of the closed loop's) that PATCH sustains, each tried for
  * a step after a second of start; it stops at the first that is not. The lowest is taken if none is.
  */
-async function sustainedRate(spec: HttpSpec, closedLoop: number, options: Options, recorder: Recorder): Promise<{ rate: number; steps: FixedRateStep[] }> {
+async function sustainedRate(
+  spec: HttpSpec,
+  closedLoop: number,
+  options: Options,
+  recorder: Recorder,
+  beforeEachStep: () => Promise<void>,
+): Promise<{ rate: number; steps: FixedRateStep[] }> {
   const { step } = capacitySeconds(options);
   const steps: FixedRateStep[] = [];
   for (const share of FIXED_RATE_SHARES) {
+    await beforeEachStep();
     const rate = Math.max(1, Math.round(closedLoop * share));
     const load = await fixedRate(spec, rate, options.connections, step + 10, recorder);
     recorder.take();
@@ -519,6 +527,14 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
       const customWritten = () => Math.min(streamEvents, Math.floor(((performance.now() - writerStarted) / 1000) * STREAM_EVENTS_PER_SECOND));
       let baseEvents = seeded.newestEventId + warmed['2xx'] + alone.result['2xx'];
       const head = () => baseEvents + patch.ok + customWritten();
+      // The count misses the PATCHes still in flight when a closed loop or a fixed-rate step
+      // stopped (up to 50 each): read from the server before each load, the reader's cursor stays
+      // among the newest events kept in memory.
+      const followHead = async () => {
+        const missed = (await newestEventId(server.origin, auth)) - head();
+        baseEvents += missed;
+        return missed;
+      };
       const ids = seeded.resourceIds;
       const readerSpec: HttpSpec = {
         key: 'soak-readers',
@@ -535,21 +551,19 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
       const readerLoad = await fixedRate(readerSpec, READER_RATE, READER_CONNECTIONS, capacityBesideSeconds(options) + soakSecs + 30, readers);
       let patchLoad: { stop(): Promise<void> } | undefined;
       try {
+        await followHead();
         await sleep(BESIDE_SETTLE_SECONDS * 1000);
         const beside = await capacityOf(specs.patch, options, measure, pid, patch);
         log(
           `soak: PATCH capacity with the readers and streams beside it ${beside.rate} req/s (p99 ${beside.result.latency.p99} ms; ${Math.round((beside.rate / alone.rate) * 100)}% of alone)`,
         );
-        const sustained = await sustainedRate(specs.patch, beside.rate, options, patch);
+        const sustained = await sustainedRate(specs.patch, beside.rate, options, patch, async () => void (await followHead()));
         capacityRow = capacityRowOf(options, measure, alone, beside, sustained);
         rate = Math.max(1, Math.round(sustained.rate * LOAD_SHARE));
         log(
           `soak: ${options.soakMinutes} × ${minuteSecs} s: PATCH at ${rate} req/s (${LOAD_SHARE * 100}% of ${sustained.rate}; ${Math.round((rate / beside.rate) * 100)}% of the closed loop beside the readers and streams, ${Math.round((rate / alone.rate) * 100)}% of PATCH alone), readers at ${READER_RATE} req/s, ${opened.opened} streams (${STREAM_EVENTS_PER_SECOND} events/s)`,
         );
-        // The count misses the PATCHes still in flight when each capacity load stopped (up to 50
-        // each): read from the server, the event page reader starts at the head again.
-        const missed = (await newestEventId(server.origin, auth)) - head();
-        baseEvents += missed;
+        const missed = await followHead();
         log(`soak: the event page reader's count of events was ${missed} behind the server's newest id`);
         patchLoad = await fixedRate(specs.patch, rate, options.connections, soakSecs + 30, patch);
         // Every phase of both loads has been running for a second: the first minute starts now.
