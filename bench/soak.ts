@@ -382,7 +382,7 @@ async function sustainedRate(
   options: Options,
   recorder: Recorder,
   beforeEachStep: () => Promise<void>,
-): Promise<{ rate: number; steps: FixedRateStep[] }> {
+): Promise<{ highest: FixedRateStep; steps: FixedRateStep[] }> {
   const { step } = capacitySeconds(options);
   const steps: FixedRateStep[] = [];
   for (const share of FIXED_RATE_SHARES) {
@@ -410,8 +410,7 @@ async function sustainedRate(
     if (!tried.sustained) break;
     await sleep(1000);
   }
-  const highest = steps.filter((tried) => tried.sustained).at(-1) ?? steps[0]!;
-  return { rate: highest.rate, steps };
+  return { highest: steps.filter((tried) => tried.sustained).at(-1) ?? steps[0]!, steps };
 }
 
 interface Capacity {
@@ -434,15 +433,20 @@ async function capacityOf(spec: HttpSpec, options: Options, seconds: number, pid
 }
 
 /** The capacity the soak's rate is a share of (the highest fixed rate sustained beside the readers and streams), and the closed loops' in its detail. */
-function capacityRowOf(options: Options, seconds: number, alone: Capacity, beside: Capacity, sustained: { rate: number; steps: FixedRateStep[] }): Row {
-  const highest = sustained.steps.find((tried) => tried.rate === sustained.rate);
+function capacityRowOf(
+  options: Options,
+  seconds: number,
+  alone: Capacity,
+  beside: Capacity,
+  sustained: { highest: FixedRateStep; steps: FixedRateStep[] },
+): Row {
   return {
     key: 'soak-capacity',
     label: `soak: PATCH capacity before it, the readers and streams beside it: the highest fixed rate sustained (closed loop of ${options.connections} connections, ${seconds} s: ${beside.rate.toLocaleString('en-US')} req/s; alone ${alone.rate.toLocaleString('en-US')})`,
     kind: 'http',
-    requestsPerSecond: sustained.rate,
+    requestsPerSecond: sustained.highest.rate,
     p50Ms: null,
-    p99Ms: highest?.p99Ms ?? null,
+    p99Ms: sustained.highest.p99Ms,
     errors: beside.result.errors + beside.result.non2xx + alone.result.errors + alone.result.non2xx,
     rssMb: null,
     ratio: null,
@@ -506,6 +510,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
     let collected: CollectedReport | undefined;
     const minutes: SoakMinute[] = [];
     let capacityRow: Row | undefined;
+    let closedLoopRate: number | undefined;
     let rate = 0;
     try {
       const writerStarted = performance.now();
@@ -559,9 +564,10 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
         );
         const sustained = await sustainedRate(specs.patch, beside.rate, options, patch, async () => void (await followHead()));
         capacityRow = capacityRowOf(options, measure, alone, beside, sustained);
-        rate = Math.max(1, Math.round(sustained.rate * LOAD_SHARE));
+        closedLoopRate = beside.rate;
+        rate = Math.max(1, Math.round(sustained.highest.rate * LOAD_SHARE));
         log(
-          `soak: ${options.soakMinutes} × ${minuteSecs} s: PATCH at ${rate} req/s (${LOAD_SHARE * 100}% of ${sustained.rate}; ${Math.round((rate / beside.rate) * 100)}% of the closed loop beside the readers and streams, ${Math.round((rate / alone.rate) * 100)}% of PATCH alone), readers at ${READER_RATE} req/s, ${opened.opened} streams (${STREAM_EVENTS_PER_SECOND} events/s)`,
+          `soak: ${options.soakMinutes} × ${minuteSecs} s: PATCH at ${rate} req/s (${LOAD_SHARE * 100}% of ${sustained.highest.rate}; ${Math.round((rate / beside.rate) * 100)}% of the closed loop beside the readers and streams, ${Math.round((rate / alone.rate) * 100)}% of PATCH alone), readers at ${READER_RATE} req/s, ${opened.opened} streams (${STREAM_EVENTS_PER_SECOND} events/s)`,
         );
         const missed = await followHead();
         log(`soak: the event page reader's count of events was ${missed} behind the server's newest id`);
@@ -689,8 +695,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
       met: conditions.every((condition) => condition.met) && requestErrors + streamErrors === 0,
       detail: {
         capacityRequestsPerSecond: capacityRow?.requestsPerSecond ?? null,
-        capacityClosedLoopRequestsPerSecond:
-          (capacityRow?.detail as { closedLoop?: { requestsPerSecond: number } } | undefined)?.closedLoop?.requestsPerSecond ?? null,
+        capacityClosedLoopRequestsPerSecond: closedLoopRate ?? null,
         capacityAloneRequestsPerSecond: alone.rate,
         patchRate: rate,
         readerRate: READER_RATE,
