@@ -42,8 +42,10 @@ export interface Config {
   trustProxy: boolean | string[];
   /** How often in-memory usage counters are written to storage. */
   usageFlushIntervalMs: number;
-  /** How often events beyond the retention window are deleted. */
+  /** How often every account's events beyond the retention window (and old delivery history, expired connections) are deleted. */
   retentionIntervalMs: number;
+  /** How often the accounts written since the last time lose the events beyond their retention window. */
+  pruneIntervalMs: number;
   /** The metrics listener: METRICS_HOST (loopback by default) and METRICS_PORT; off when the port is not set. */
   metrics: { host: string; port: number } | undefined;
 }
@@ -71,6 +73,7 @@ export const CONFIG_VARIABLES = [
   'TRUST_PROXY',
   'USAGE_FLUSH_INTERVAL_MS',
   'RETENTION_INTERVAL_MS',
+  'PRUNE_INTERVAL_MS',
   'METRICS_HOST',
   'METRICS_PORT',
 ] as const;
@@ -80,6 +83,11 @@ export class ConfigError extends Error {
 }
 
 const MAX_ACCESS_TOKEN_TTL_SECONDS = 900;
+/**
+ * Default PRUNE_INTERVAL_MS: about a second's writes deleted each time. A minute's deletions in one
+ * run made that minute's latency worse than the others' (bench/README.md, "Long runs").
+ */
+const PRUNE_INTERVAL_MS = 1000;
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 type Env = Record<string, string | undefined>;
@@ -207,6 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10, 86_400_000),
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),
+    pruneIntervalMs: integer(env, 'PRUNE_INTERVAL_MS', PRUNE_INTERVAL_MS, 10, 86_400_000),
     metrics: metrics(env, port),
   };
 }

@@ -1,6 +1,7 @@
 // The service's background work, apart from HTTP: the webhook dispatcher, woken by commits that
-// queue deliveries, and the periodic tasks (buffered counters, retention and housekeeping, due
-// schedules). The server starts it with the app and stops it before the context closes.
+// queue deliveries, and the periodic tasks (buffered counters, pruning of the accounts just written,
+// retention over all of them and housekeeping, due schedules). The server starts it with the app
+// and stops it before the context closes.
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import { SCHEDULER_INTERVAL_MS } from '../areas/schedules/service.js';
@@ -31,6 +32,8 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     },
     log,
   );
+  // Accounts written in the last second lose what fell out of their window; `retention` sweeps them all.
+  const pruning = new PeriodicTask('pruning', config.pruneIntervalMs, async (signal) => void (await services.events.pruneWritten({ signal })), log);
   const retention = new PeriodicTask(
     'retention',
     config.retentionIntervalMs,
@@ -58,7 +61,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     },
     log,
   );
-  for (const task of [flush, retention, scheduler]) {
+  for (const task of [flush, pruning, retention, scheduler]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();
   }
@@ -68,6 +71,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
       stopWaking();
       await dispatcher.stop();
       await scheduler.stop({ finalRun: false });
+      await pruning.stop({ finalRun: false });
       await retention.stop({ finalRun: false });
       await flush.stop({ finalRun: true });
     },

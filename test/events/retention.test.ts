@@ -1,17 +1,32 @@
 // Retention works in small steps: events past the window are deleted a batch at a time with a
 // turn of the event loop between batches, so requests and streams are served while it runs, and
 // a shutdown stops it between batches (the next run goes on from there). On both backends.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TestApp, type TestAccount } from '../support/app.js';
 
 const RETENTION = 100;
+
+async function storedIdsOf(app: TestApp, accountId: string): Promise<number[]> {
+  const rows = await app.context.storage.db.selectFrom('events').select('id').where('account_id', '=', accountId).orderBy('id').execute();
+  return rows.map((row) => Number(row.id));
+}
+
+/** `count` custom events, a few hundred to a transaction. */
+async function publishTo(app: TestApp, accountId: string, count: number): Promise<void> {
+  const { events } = app.context.services;
+  for (let start = 0; start < count; start += 250) {
+    await events.transact(accountId, async (writer) => {
+      for (let index = start; index < Math.min(start + 250, count); index++) await writer.append('custom.load', { index });
+    });
+  }
+}
 
 describe('retention in small steps', () => {
   let app: TestApp;
   let account: TestAccount;
 
   beforeAll(async () => {
-    app = await TestApp.start({ env: { EVENT_RETENTION: String(RETENTION), RETENTION_INTERVAL_MS: '86400000' } });
+    app = await TestApp.start({ env: { EVENT_RETENTION: String(RETENTION), RETENTION_INTERVAL_MS: '86400000', PRUNE_INTERVAL_MS: '86400000' } });
     account = await app.account();
   });
 
@@ -19,20 +34,8 @@ describe('retention in small steps', () => {
     await app?.close();
   });
 
-  const storedIds = async () =>
-    (await app.context.storage.db.selectFrom('events').select('id').where('account_id', '=', account.accountId).orderBy('id').execute()).map((row) =>
-      Number(row.id),
-    );
-
-  /** `count` custom events, a few hundred to a transaction. */
-  async function publish(count: number): Promise<void> {
-    const { events } = app.context.services;
-    for (let start = 0; start < count; start += 250) {
-      await events.transact(account.accountId, async (writer) => {
-        for (let index = start; index < Math.min(start + 250, count); index++) await writer.append('custom.load', { index });
-      });
-    }
-  }
+  const storedIds = (accountId = account.accountId) => storedIdsOf(app, accountId);
+  const publish = (count: number, accountId = account.accountId) => publishTo(app, accountId, count);
 
   it('deletes past the window in batches, yielding to the event loop between them', async () => {
     await publish(2_100);
@@ -67,5 +70,84 @@ describe('retention in small steps', () => {
     expect((await storedIds())[0]).toBe(2_001 + deletedBeforeStop);
     expect(deletedBeforeStop + (await app.context.services.events.prune({ batch: 100 }))).toBe(500);
     expect(await storedIds()).toEqual(Array.from({ length: RETENTION }, (_, index) => 2_501 + index));
+  });
+
+  it('prunes the accounts written since its last run, each to its window, and leaves the others to the sweep', async () => {
+    const { events } = app.context.services;
+    await events.pruneWritten();
+    const [busy, quiet, small] = [await app.account(), await app.account(), await app.account()];
+    await publish(350, busy.accountId);
+    await publish(130, quiet.accountId);
+    await publish(60, small.accountId);
+    expect(await events.pruneWritten({ batch: 100 })).toBe(250 + 30);
+    expect(await storedIds(busy.accountId)).toEqual(Array.from({ length: RETENTION }, (_, index) => 251 + index));
+    expect(await storedIds(quiet.accountId)).toEqual(Array.from({ length: RETENTION }, (_, index) => 31 + index));
+    expect(await storedIds(small.accountId)).toHaveLength(60);
+
+    // A run stopped by shutdown forgets what it had not pruned: the quiet account is over its window
+    // and no longer known as written. The next run prunes only what was written since (the busy
+    // account's new excess); the sweep finds the quiet one.
+    await publish(50, quiet.accountId);
+    const stopped = new AbortController();
+    stopped.abort();
+    expect(await events.pruneWritten({ signal: stopped.signal })).toBe(0);
+    await publish(40, busy.accountId);
+    expect(await events.pruneWritten({ batch: 100 })).toBe(40);
+    expect((await storedIds(busy.accountId))[0]).toBe(291);
+    expect(await storedIds(quiet.accountId)).toHaveLength(RETENTION + 50);
+    expect(await events.pruneWritten()).toBe(0);
+    expect(await events.prune()).toBe(50);
+    expect((await storedIds(quiet.accountId))[0]).toBe(81);
+  });
+
+  it('refuses a page read from storage that retention overtook, and only then reads the newest id again', async () => {
+    const { events } = app.context.services;
+    const reader = await app.account();
+    await publish(250, reader.accountId);
+    // A cursor of 150 was in the window while the newest id was 250; 50 more events and a prune later it is not.
+    await publish(50, reader.accountId);
+    await events.pruneWritten();
+    const read = await events.read(reader.accountId, { after: 150, upTo: 250, limit: 100 });
+    expect(read[0]?.id).toBe(201);
+    expect(await events.expiredDuringRead(reader.accountId, 150, 250, read[0]?.id)).toBe(300);
+    // A read that begins right after its cursor hid no deletion (the oldest ids go first): storage is not asked.
+    const newestReads = vi.spyOn(events, 'newestId');
+    expect(await events.expiredDuringRead(reader.accountId, 200, 300, 201)).toBeUndefined();
+    expect(newestReads).not.toHaveBeenCalled();
+    // One that begins later (a type filter, or nothing left) is judged by the newest id read again.
+    expect(await events.expiredDuringRead(reader.accountId, 200, 300, 250)).toBeUndefined();
+    expect(await events.expiredDuringRead(reader.accountId, 199, 300, 250)).toBe(300);
+    expect(await events.expiredDuringRead(reader.accountId, 199, 300, undefined)).toBe(300);
+    // Nothing to read (the cursor at the newest id) is never refused here.
+    expect(await events.expiredDuringRead(reader.accountId, 300, 300, undefined)).toBeUndefined();
+    expect(newestReads).toHaveBeenCalledTimes(3);
+    newestReads.mockRestore();
+  });
+});
+
+describe('pruning as the server runs', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await TestApp.start({ env: { EVENT_RETENTION: String(RETENTION), RETENTION_INTERVAL_MS: '86400000', PRUNE_INTERVAL_MS: '50' } });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('deletes the events past the window of an account just written, without the sweep', async () => {
+    const account = await app.account(['events:write']);
+    for (let index = 0; index < 3; index++) {
+      await publishTo(app, account.accountId, 150);
+      const newest = (index + 1) * 150;
+      await vi.waitFor(
+        async () => expect(await storedIdsOf(app, account.accountId)).toEqual(Array.from({ length: RETENTION }, (_, at) => newest - RETENTION + 1 + at)),
+        {
+          timeout: 5_000,
+          interval: 20,
+        },
+      );
+    }
   });
 });

@@ -55,7 +55,12 @@ describe('every operation of /openapi.json, valid and broken requests', () => {
     // between two requests, so what storage holds changes only through them.
     app = await TestApp.start({
       clock: new ManualClock(new Date('2026-11-24T12:00:00.000Z')),
-      env: { WEBHOOK_RETRY_SCHEDULE: '86400,86400,86400,86400,86400', RETENTION_INTERVAL_MS: '86400000', USAGE_FLUSH_INTERVAL_MS: '86400000' },
+      env: {
+        WEBHOOK_RETRY_SCHEDULE: '86400,86400,86400,86400,86400',
+        RETENTION_INTERVAL_MS: '86400000',
+        PRUNE_INTERVAL_MS: '86400000',
+        USAGE_FLUSH_INTERVAL_MS: '86400000',
+      },
     });
     port = Number(new URL(await app.listen()).port);
     account = await app.account();

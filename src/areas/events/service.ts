@@ -32,6 +32,9 @@ const CUSTOM_BATCH = { items: 100, bytes: 1024 * 1024 };
 /** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
 const PRUNE_BATCH = 100;
 
+/** Accounts remembered as written between two runs of `pruneWritten`; past it the run sweeps every account. */
+const WRITTEN_ACCOUNTS_LIMIT = 10_000;
+
 // Where other areas looked for them before events/event.ts held them.
 export { EVENT_TYPES, RESOURCE_EVENT_TYPES, type Event } from './event.js';
 
@@ -67,6 +70,10 @@ export class EventsService {
   }
 
   private readonly older: OlderEvents;
+  /** Accounts past the retention window that this process wrote since the last `pruneWritten`, with their newest id. */
+  private written = new Map<string, number>();
+  /** More accounts were written than `written` holds: the next `pruneWritten` sweeps them all. */
+  private writtenOverflow = false;
   /** PostgreSQL: custom events of one account that wait for its turn together. */
   private readonly customEvents: AccountBatches<Event, Event> | undefined;
 
@@ -156,6 +163,11 @@ export class EventsService {
 
   /** After commit, before the writer hears of it: the events are kept, counted and published. */
   private committed(accountId: string, events: Event[], recentMark: number): void {
+    const newest = events[events.length - 1]!.id;
+    if (newest > this.retention) {
+      if (this.written.size < WRITTEN_ACCOUNTS_LIMIT || this.written.has(accountId)) this.written.set(accountId, newest);
+      else this.writtenOverflow = true;
+    }
     this.usage.count(accountId, { eventsCreated: events.length });
     this.recent.committed(accountId, events, recentMark);
     this.bus.publish(accountId, events);
@@ -204,6 +216,19 @@ export class EventsService {
     return newest;
   }
 
+  /**
+   * After the events past `after` up to `newest` were read from storage: retention may have deleted
+   * some of them meanwhile, when the window moved past `after` since it was checked. Retention
+   * deletes the oldest ids first, so a read that begins at `after + 1` hid nothing; otherwise (a
+   * deletion, or a type filter) the newest id is read again, and returned if `after` is now out of
+   * the window (retention deletes only below the window of a committed id).
+   */
+  async expiredDuringRead(accountId: string, after: number, newest: number, firstId: number | undefined): Promise<number | undefined> {
+    if (after >= newest || firstId === after + 1) return undefined;
+    const newestNow = await this.newestId(accountId);
+    return after < this.oldestCursor(newestNow) ? newestNow : undefined;
+  }
+
   /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON parts (UTF-8), from the recent events in memory or storage. */
   async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<JsonParts> {
     // One more than the page, to know whether there are more.
@@ -228,6 +253,8 @@ export class EventsService {
         const rest = { after: page.continueAfter, limit: query.limit + 1 - rows.length, type: query.type, upTo: newest };
         rows = rows.concat(await listEventsJson(this.db, accountId, rest));
       }
+      const newestNow = await this.expiredDuringRead(accountId, query.after, newest, rows[0]?.id);
+      if (newestNow !== undefined) this.checkCursorAgainst(query.after, newestNow);
     }
     const data = rows.slice(0, query.limit);
     const last = data.at(-1);
@@ -249,26 +276,52 @@ export class EventsService {
     return newestEventId(exec, accountId);
   }
 
-  /** Deletes events beyond the retention window of every account; returns how many. */
   /**
    * Deletes the events past each account's retention window a batch of ids at a time, with a turn
    * of the event loop between batches: under a steady write load one statement for everything was
    * hundreds of thousands of rows on the only SQLite connection while requests and streams waited.
    * Stops between batches once `signal` is aborted (shutdown); the next run goes on from there.
+   * Returns how many were deleted. This sweeps every account; `pruneWritten` keeps pace with writes.
    */
   async prune(options: { batch?: number; signal?: AbortSignal } = {}): Promise<number> {
-    const batch = options.batch ?? PRUNE_BATCH;
     let deleted = 0;
     for (const { accountId, newest } of await accountsOverRetention(this.db, this.retention)) {
-      const upTo = this.oldestCursor(newest);
-      let from = await oldestStoredEventId(this.db, accountId);
-      while (from !== undefined && from <= upTo) {
-        if (options.signal?.aborted) return deleted;
-        const to = Math.min(upTo, from + batch - 1);
-        deleted += await deleteEventsBetween(this.db, accountId, from, to);
-        from = to + 1;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      if (options.signal?.aborted) break;
+      deleted += await this.pruneAccount(accountId, newest, options);
+    }
+    return deleted;
+  }
+
+  /**
+   * `prune` for the accounts this process wrote past their window since the last call (all of
+   * them, when there were more than it remembers): run every second, it deletes about a second's
+   * writes each time, instead of a minute's at once. Accounts written before a restart, or by a
+   * process that stopped, are left to `prune`.
+   */
+  async pruneWritten(options: { batch?: number; signal?: AbortSignal } = {}): Promise<number> {
+    const { written, writtenOverflow } = this;
+    this.written = new Map();
+    this.writtenOverflow = false;
+    if (writtenOverflow) return this.prune(options);
+    let deleted = 0;
+    for (const [accountId, newest] of written) {
+      if (options.signal?.aborted) break;
+      deleted += await this.pruneAccount(accountId, newest, options);
+    }
+    return deleted;
+  }
+
+  private async pruneAccount(accountId: string, newest: number, options: { batch?: number; signal?: AbortSignal }): Promise<number> {
+    const batch = options.batch ?? PRUNE_BATCH;
+    const upTo = this.oldestCursor(newest);
+    let deleted = 0;
+    let from = await oldestStoredEventId(this.db, accountId);
+    while (from !== undefined && from <= upTo) {
+      if (options.signal?.aborted) break;
+      const to = Math.min(upTo, from + batch - 1);
+      deleted += await deleteEventsBetween(this.db, accountId, from, to);
+      from = to + 1;
+      await new Promise((resolve) => setImmediate(resolve));
     }
     return deleted;
   }

@@ -104,6 +104,12 @@ class EventStream {
   private async replay(upTo: number): Promise<void> {
     while (!this.closed && this.lastSeen < upTo) {
       const page = await this.events.read(this.accountId, { after: this.lastSeen, upTo, limit: REPLAY_PAGE, type: this.type });
+      if ((await this.events.expiredDuringRead(this.accountId, this.lastSeen, upTo, page[0]?.id)) !== undefined) {
+        // Retention deleted events this stream has not sent: it ends, and its reconnect is answered 410.
+        this.log.info({ accountId: this.accountId, lastEventId: this.lastSeen }, 'event stream ended: its cursor fell out of retention while it replayed');
+        this.close();
+        return;
+      }
       for (const event of page) this.send(event);
       this.lastSeen = page.length < REPLAY_PAGE ? upTo : (page.at(-1) as Event).id;
     }
