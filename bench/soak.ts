@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { cpuMs, forkTracked, nextMessage, rssMb, sleep, stop } from './children.js';
 import { JsonClient } from './http-client.js';
@@ -245,6 +246,12 @@ export interface SoakMinute {
   sliceStallsMs: number[];
   /** When retention's last run in this minute ended, seconds into it (null: none ended in it). */
   retentionEndedAtS: number | null;
+  /**
+   * This process's own event-loop delay in the minute (p99 and longest, ms): the load generator
+   * measures each latency here, so a late loop here lengthens the PATCH latencies it records.
+   */
+  generatorDelayP99Ms: number;
+  generatorDelayMaxMs: number;
 }
 
 const ms = (value: number) => round(value, 1);
@@ -316,12 +323,12 @@ function minuteTable(minutes: SoakMinute[], minuteLabel: string): string {
   const number = (value: number | null, digits = 0) =>
     value === null ? '—' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const lines = [
-    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | waiting for a CPU | GC pauses > 10 / > 100 ms | database MB | longest stall ms (5 s slice ending at) | retention ended at |`,
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | waiting for a CPU | GC pauses > 10 / > 100 ms | database MB | longest stall ms (5 s slice ending at) | retention ended at | load generator late, p99 / max ms |`,
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const minute of minutes) {
     lines.push(
-      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${minute.runQueueWaitPercent === null ? '—' : `${minute.runQueueWaitPercent}%`} | ${minute.gcOver10Ms} / ${minute.gcOver100Ms} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} (${minute.longestStallSliceEndS} s) | ${minute.retentionEndedAtS === null ? '—' : `${minute.retentionEndedAtS} s`} |`,
+      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${minute.runQueueWaitPercent === null ? '—' : `${minute.runQueueWaitPercent}%`} | ${minute.gcOver10Ms} / ${minute.gcOver100Ms} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} (${minute.longestStallSliceEndS} s) | ${minute.retentionEndedAtS === null ? '—' : `${minute.retentionEndedAtS} s`} | ${number(minute.generatorDelayP99Ms, 1)} / ${number(minute.generatorDelayMaxMs, 0)} |`,
     );
   }
   return lines.join('\n');
@@ -585,6 +592,8 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
           const value = rssMb(pid);
           if (value !== undefined && (rssHighest === undefined || value > rssHighest)) rssHighest = value;
         }, 1000);
+        const generatorDelay = monitorEventLoopDelay({ resolution: 10 });
+        generatorDelay.enable();
         try {
           for (let minute = 1; minute <= options.soakMinutes; minute++) {
             const minuteStart = t0 + (minute - 1) * minuteMs;
@@ -621,7 +630,11 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
               longestStallSliceEndS: ((longest + 1) * SLICE_MS) / 1000,
               sliceStallsMs: sliceStalls,
               retentionEndedAtS: retentionAt !== undefined && retentionAt >= 0 && retentionAt <= minuteSecs ? round(retentionAt, 1) : null,
+              // The histogram's values include its 10 ms resolution, as the server's stalls do before stallOf.
+              generatorDelayP99Ms: stallOf(generatorDelay.percentile(99) / 1e6),
+              generatorDelayMaxMs: stallOf(generatorDelay.max / 1e6),
             };
+            generatorDelay.reset();
             cpuPrevious = cpuNow;
             scrapedPrevious = scraped;
             waitPrevious = waitNow;
@@ -629,11 +642,12 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             log(
               `soak ${minuteLabel} ${minute}: PATCH ${record.patch.requestsPerSecond} req/s, p50 ${record.patch.p50Ms} ms, p99 ${record.patch.p99Ms} ms, ` +
                 `${record.patch.errors + record.readers.errors} errors; readers ${record.readers.requestsPerSecond} req/s; RSS ${record.rssMb} MB (heap ${record.heapUsedMb} of ${record.heapTotalMb}); ` +
-                `CPU ${record.serverCpuPercent}% (waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms (slice ending at ${record.longestStallSliceEndS} s; by slice ${record.sliceStallsMs.join(', ')}); retention ended at ${record.retentionEndedAtS} s`,
+                `CPU ${record.serverCpuPercent}% (waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms (slice ending at ${record.longestStallSliceEndS} s; by slice ${record.sliceStallsMs.join(', ')}); retention ended at ${record.retentionEndedAtS} s; this load generator's loop late by ${record.generatorDelayP99Ms} ms (p99), ${record.generatorDelayMaxMs} ms at most`,
             );
           }
         } finally {
           clearInterval(rssTimer);
+          generatorDelay.disable();
         }
       } finally {
         writerStop.abort();

@@ -215,7 +215,15 @@ describe('npm run bench -- --smoke', () => {
     // One minute with every figure, and every stream message of the soak delivered.
     const soak = rows.get('soak')?.detail as {
       patchRate: number;
-      minutes: Array<{ patch: { requestsPerSecond: number; p99Ms: number }; rssMb: number; stallMs: number; sliceStallsMs: number[]; heapUsedMb: number }>;
+      minutes: Array<{
+        patch: { requestsPerSecond: number; p99Ms: number };
+        rssMb: number;
+        stallMs: number;
+        sliceStallsMs: number[];
+        heapUsedMb: number;
+        generatorDelayP99Ms: number;
+        generatorDelayMaxMs: number;
+      }>;
       streams: { opened: number; delivered: number; expected: number; eventsWritten: number };
     };
     expect(soak.patchRate).toBe(Math.round((capacity.requestsPerSecond as number) * 0.8));
@@ -228,6 +236,9 @@ describe('npm run bench -- --smoke', () => {
     expect(minute?.sliceStallsMs).toHaveLength(4);
     expect(minute?.stallMs).toBe(Math.max(...(minute?.sliceStallsMs ?? [])));
     expect(minute?.heapUsedMb).toBeGreaterThan(0);
+    // The load generator's own lateness: its longest at least its p99 (both past the sampler's 10 ms).
+    expect(minute?.generatorDelayP99Ms).toBeGreaterThanOrEqual(0);
+    expect(minute?.generatorDelayMaxMs).toBeGreaterThanOrEqual(minute?.generatorDelayP99Ms ?? Number.POSITIVE_INFINITY);
     expect(soak.streams.opened).toBe(100);
     expect(soak.streams.eventsWritten).toBeGreaterThan(0);
     expect(soak.streams.delivered).toBe(soak.streams.expected);
