@@ -9,6 +9,39 @@ export function ownBytes(text: string): Buffer {
   return bytes;
 }
 
+/** The largest chunk PackedBytes allocates; a text over a quarter of it gets a buffer of its own. */
+export const PACKED_CHUNK_MAX = 64 * 1024;
+const PACKED_CHUNK_MIN = 1024;
+
+/**
+ * UTF-8 bytes of texts kept in memory and dropped oldest first (an account's newest events), packed
+ * into shared chunks. A buffer of its own for each one was an ArrayBuffer and a malloc'd backing
+ * store each, thousands a second under steady writes: V8's full collections spent milliseconds of
+ * their pause sweeping them, and the malloc heap held on to the memory they freed (bench/README.md,
+ * "Long runs"). A chunk lives while any text in it is referenced, so a user that drops its texts
+ * oldest first pins at most two chunks beyond them: the oldest, partly dropped, and the current one,
+ * partly filled (a text's `buffer` is its chunk). Chunks start small and double up to PACKED_CHUNK_MAX.
+ */
+export class PackedBytes {
+  private chunk: Buffer | undefined;
+  private used = 0;
+
+  bytes(text: string): Buffer {
+    const length = Buffer.byteLength(text);
+    if (length > PACKED_CHUNK_MAX / 4) return ownBytes(text);
+    let chunk = this.chunk;
+    if (!chunk || this.used + length > chunk.length) {
+      const size = chunk ? Math.min(PACKED_CHUNK_MAX, 2 * chunk.length) : PACKED_CHUNK_MIN;
+      chunk = this.chunk = Buffer.allocUnsafeSlow(Math.max(size, length));
+      this.used = 0;
+    }
+    const bytes = chunk.subarray(this.used, this.used + length);
+    bytes.write(text);
+    this.used += length;
+    return bytes;
+  }
+}
+
 /** A copy of `bytes` in a buffer of its own, for bytes that came from a shared pool and are kept long. */
 export function ownCopy(bytes: Buffer): Buffer {
   const copy = Buffer.allocUnsafeSlow(bytes.length);

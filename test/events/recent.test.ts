@@ -4,11 +4,17 @@
 import { describe, expect, it, vi } from 'vitest';
 import { InMemoryRecentEvents, RECENT_EVENTS_PER_ACCOUNT } from '../../src/areas/events/recent.js';
 import type { Event } from '../../src/areas/events/event.js';
+import { PACKED_CHUNK_MAX } from '../../src/platform/json-body.js';
 import { ExternalWrites, EXTERNAL_WRITE_CHECK_MS } from '../../src/storage/external-writes.js';
 
 const event = (id: number, type = 'custom.tick'): Event => ({ id, type, data: { n: id }, createdAt: '2026-11-23T10:00:00.000Z' });
 const events = (from: number, to: number, type?: string) => Array.from({ length: to - from + 1 }, (_, index) => event(from + index, type));
 const ids = (page: { events: Array<{ id: number }> } | undefined) => page?.events.map((entry) => entry.id);
+/** An event whose JSON is too large to share a chunk: it gets a buffer of its own, and weighs exactly its bytes. */
+const alone = (id: number): Event => ({ id, type: 'custom.alone', data: { text: 'x'.repeat(PACKED_CHUNK_MAX / 4) }, createdAt: '2026-11-23T10:00:00.000Z' });
+const alones = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => alone(from + index));
+type Weighed = { runs: { peek(id: string): { weight: number } | undefined } };
+const weightOf = (recent: InMemoryRecentEvents, accountId = 'acc_1') => (recent as unknown as Weighed).runs.peek(accountId)?.weight;
 
 describe('InMemoryRecentEvents', () => {
   it('answers only from the first event it saw on, with the API JSON of each event', () => {
@@ -89,26 +95,39 @@ describe('InMemoryRecentEvents', () => {
   });
 
   it('counts the run kept before a gap in what the account weighs', () => {
-    type Weighed = { runs: { peek(id: string): { weight: number } | undefined } };
-    const weightOf = (recent: InMemoryRecentEvents) => (recent as unknown as Weighed).runs.peek('acc_1')?.weight;
-    /** The same events announced in order, for comparison. */
+    /** The same events announced in order, for comparison (each in a buffer of its own, so weights add up exactly). */
     const inOrder = (count: number) => {
       const recent = new InMemoryRecentEvents(10_000);
-      recent.committed('acc_1', events(1, count));
+      recent.committed('acc_1', alones(1, count));
       return weightOf(recent)!;
     };
     const recent = new InMemoryRecentEvents(10_000);
-    recent.committed('acc_1', events(1, 15));
-    recent.committed('acc_1', [event(17)]);
+    recent.committed('acc_1', alones(1, 15));
+    recent.committed('acc_1', [alone(17)]);
     // The new run holds one event, and the fifteen before the gap are still counted.
     expect(weightOf(recent)).toBe(inOrder(17) - (inOrder(16) - inOrder(15)));
-    recent.committed('acc_1', [event(16)]);
+    recent.committed('acc_1', [alone(16)]);
     expect(ids(recent.after('acc_1', 0, 100, undefined))).toHaveLength(17);
     expect(weightOf(recent)).toBe(inOrder(17));
     // A second gap leaves the first run behind: only the run before the newest gap is counted.
-    recent.committed('acc_1', [event(19)]);
-    recent.committed('acc_1', [event(21)]);
+    recent.committed('acc_1', [alone(19)]);
+    recent.committed('acc_1', [alone(21)]);
     expect(weightOf(recent)).toBe(inOrder(21) - inOrder(20) + inOrder(19) - inOrder(18));
+  });
+
+  it('packs small events into shared chunks, and weighs at least the chunks it keeps alive, at most two chunks more than its events', () => {
+    const recent = new InMemoryRecentEvents(10_000);
+    // Three times the capacity: the oldest chunks are dropped as their events are.
+    for (let id = 1; id <= RECENT_EVENTS_PER_ACCOUNT * 3; id++) recent.committed('acc_1', [event(id)]);
+    const held = recent.after('acc_1', RECENT_EVENTS_PER_ACCOUNT * 2, 10_000, undefined)?.events ?? [];
+    expect(held).toHaveLength(RECENT_EVENTS_PER_ACCOUNT);
+    const bytes = held.reduce((total, entry) => total + entry.json.length + 64, 0);
+    const chunks = new Set(held.map((entry) => entry.json.buffer));
+    const pinned = [...chunks].reduce((total, chunk) => total + chunk.byteLength, 0) + 64 * held.length;
+    // A thousand events of about 110 bytes in as many 64 KiB chunks as they fill and one more, not a thousand buffers.
+    expect(chunks.size).toBeLessThanOrEqual(Math.ceil(bytes / PACKED_CHUNK_MAX) + 1);
+    expect(weightOf(recent)).toBeGreaterThanOrEqual(pinned);
+    expect(weightOf(recent)).toBeLessThanOrEqual(bytes + 2 * PACKED_CHUNK_MAX);
   });
 
   it(`keeps the newest ${RECENT_EVENTS_PER_ACCOUNT} events of an account, or fewer when retention is lower`, () => {
@@ -127,9 +146,9 @@ describe('InMemoryRecentEvents', () => {
   });
 
   it('forgets the least recently used accounts past its memory budget', () => {
-    const big = (id: number): Event => ({ id, type: 'custom.big', data: { text: 'x'.repeat(1000) }, createdAt: '2026-11-23T10:00:00.000Z' });
-    // The cache counts 5,000 of 5,625: two accounts of two events fit, a third does not.
-    const recent = new InMemoryRecentEvents(10_000, { budget: 5_625 });
+    const big = alone;
+    // Two events of about 16.5 KB an account: the cache counts 80,000 of 90,000, so two accounts fit and a third does not.
+    const recent = new InMemoryRecentEvents(10_000, { budget: 90_000 });
     recent.committed('acc_1', [big(1), big(2)]);
     recent.committed('acc_2', [big(1), big(2)]);
     expect(recent.after('acc_1', 0, 10, undefined)).toBeDefined();

@@ -11,7 +11,7 @@
 // account's run is an entry of an lru-cache sized by its JSON bytes.
 import { LRUCache } from 'lru-cache';
 import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
-import { ownBytes } from '../../platform/json-body.js';
+import { PackedBytes } from '../../platform/json-body.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import { eventJson, type Event } from './event.js';
@@ -59,13 +59,19 @@ interface Entry extends RecentEvent {
 class Run {
   private entries: Entry[] = [];
   private start = 0;
-  /** What the run weighs: its JSON and a fixed cost per entry, and the run it replaced. */
+  /**
+   * What the run weighs: a fixed cost per entry, and the memory its entries' JSON pins (each chunk
+   * once for every stretch of consecutive entries in it, so at least what they keep alive), and the
+   * run it replaced.
+   */
   weight = 0;
   countedWeight?: number;
   /** Several processes: the account's newest id heard of; past `newest`, the run does not answer. */
   heardUpTo = 0;
   /** Several processes: when the newest id was last confirmed by storage. */
   check = new NewestIdCheck();
+  /** Where the entries' JSON is kept. */
+  private readonly packed = new PackedBytes();
 
   /**
    * `replaced`: the run before a gap, kept until the gap fills or another one opens. Concurrent
@@ -93,8 +99,7 @@ class Run {
   late(entry: Entry): Run {
     const replaced = this.replaced;
     if (!replaced || entry.id !== replaced.newest + 1 || entry.id >= this.firstId) return this;
-    replaced.push(entry);
-    this.weight += entry.json.length + ENTRY_OVERHEAD;
+    this.weight += replaced.push(entry);
     if (replaced.newest + 1 !== this.firstId) return this;
     for (let index = this.start; index < this.entries.length; index++) replaced.push(this.entries[index]!);
     return replaced;
@@ -108,20 +113,28 @@ class Run {
     return this.entries[this.entries.length - 1]!.id;
   }
 
-  /** Appends an event, dropping the oldest past the capacity. */
-  push(entry: Entry): void {
+  /** An event's JSON as UTF-8, kept with this run's. */
+  bytes(text: string): Buffer {
+    return this.packed.bytes(text);
+  }
+
+  /** Appends an event, dropping the oldest past the capacity; returns how much the weight changed. */
+  push(entry: Entry): number {
+    const previous = this.entries.length > this.start ? this.entries[this.entries.length - 1] : undefined;
     this.entries.push(entry);
-    this.weight += entry.json.length + ENTRY_OVERHEAD;
+    let change = ENTRY_OVERHEAD + (previous?.json.buffer === entry.json.buffer ? 0 : entry.json.buffer.byteLength);
     if (this.entries.length - this.start > this.capacity) {
       const dropped = this.entries[this.start]!;
-      this.weight -= dropped.json.length + ENTRY_OVERHEAD;
       this.start++;
+      change -= ENTRY_OVERHEAD + (this.entries[this.start]!.json.buffer === dropped.json.buffer ? 0 : dropped.json.buffer.byteLength);
       // Compacting now and then keeps the array from growing while each push stays cheap.
       if (this.start >= this.capacity) {
         this.entries = this.entries.slice(this.start);
         this.start = 0;
       }
     }
+    this.weight += change;
+    return change;
   }
 
   /** Whether every event after `after` is here. */
@@ -151,6 +164,10 @@ export interface RecentEventsOptions {
 
 /** Several processes: a run answers this long before its account's newest id is read from storage again. */
 export const RUN_CONFIRM_MS = 1000;
+
+function entryOf(event: Event, run: Run): Entry {
+  return { id: event.id, type: event.type, json: run.bytes(eventJson(event)) };
+}
 
 export class InMemoryRecentEvents implements RecentEvents, NotificationFollower {
   private readonly runs: LRUCache<string, Run>;
@@ -189,13 +206,13 @@ export class InMemoryRecentEvents implements RecentEvents, NotificationFollower 
     let run = held;
     for (const event of events) {
       if (run && event.id <= run.newest) {
-        if (event.id < run.firstId) run = run.late(this.entryOf(event));
+        if (event.id < run.firstId) run = run.late(entryOf(event, run));
         continue;
       }
       // A commit this process has not been told of yet (or has forgotten) lies before this event:
       // a new run starts here, so the events held stay consecutive (Run.late may join them again).
       if (!run || event.id !== run.newest + 1) run = new Run(this.capacity, run);
-      run.push(this.entryOf(event));
+      run.push(entryOf(event, run));
     }
     // Marked used last: the account that wrote most recently is the last to be forgotten, and its
     // new weight counted once it drifted (a run heavier than the whole budget is not kept).
@@ -206,10 +223,6 @@ export class InMemoryRecentEvents implements RecentEvents, NotificationFollower 
       run.check = held.check;
     }
     setWeighed(this.runs, accountId, run);
-  }
-
-  private entryOf(event: Event): Entry {
-    return { id: event.id, type: event.type, json: ownBytes(eventJson(event)) };
   }
 
   /** Another process appended events this one was not told of: none of the runs can be trusted. */
