@@ -42,7 +42,7 @@ export interface Config {
   trustProxy: boolean | string[];
   /** How often in-memory usage counters are written to storage. */
   usageFlushIntervalMs: number;
-  /** How often every account's events beyond the retention window (and old delivery history, expired connections) are deleted. */
+  /** How often every account is swept for events beyond the retention window, old delivery history is deleted and expired connections are ended. */
   retentionIntervalMs: number;
   /** How often the accounts written since the last time lose the events beyond their retention window. */
   pruneIntervalMs: number;
