@@ -123,6 +123,63 @@ describe('retention in small steps', () => {
     expect(newestReads).toHaveBeenCalledTimes(3);
     newestReads.mockRestore();
   });
+
+  /**
+   * Makes the account's next read from storage lose the race with retention: just before it, `more`
+   * events are written and pruned, so the window moves past a cursor that was checked inside it.
+   */
+  function raceNextStorageRead(accountId: string, more: number): void {
+    const { events } = app.context.services;
+    const read = events.read.bind(events);
+    const spy = vi.spyOn(events, 'read').mockImplementationOnce(async (forAccount, query) => {
+      spy.mockRestore();
+      await publish(more, accountId);
+      await events.pruneWritten();
+      return read(forAccount, query);
+    });
+  }
+
+  it('answers 410 to a page whose cursor the window passed while it was read from storage, instead of skipping events', async () => {
+    const { events } = app.context.services;
+    const reader = await app.account(['events:read']);
+    await publish(300, reader.accountId);
+    // Memory holds the account's newest events; this page's storage path is taken as when it does not.
+    const recent = (events as unknown as { recent: { after: (...args: unknown[]) => unknown } }).recent;
+    vi.spyOn(recent, 'after').mockReturnValueOnce(undefined);
+    const older = (events as unknown as { older: { after: (...args: unknown[]) => Promise<unknown> } }).older;
+    const olderAfter = older.after.bind(older);
+    vi.spyOn(older, 'after').mockImplementationOnce(async (...args: unknown[]) => {
+      await publish(50, reader.accountId);
+      await events.pruneWritten();
+      return olderAfter(...args);
+    });
+    // 200 is the oldest cursor served when the page starts (newest 300); 50 events later it is 250.
+    await expect(events.pageJson(reader.accountId, { after: 200, limit: 10 })).rejects.toMatchObject({ code: 'cursor_expired' });
+    vi.restoreAllMocks();
+    const page = await app.request({ url: '/api/v1/events?after=250&limit=10', key: reader.key });
+    expect(page.status).toBe(200);
+    expect(page.json.data[0].id).toBe(251);
+  });
+
+  it('ends a stream whose replay the window passed, and its reconnect is answered 410', async () => {
+    const base = await app.listen();
+    const reader = await app.account(['events:read']);
+    await publish(300, reader.accountId);
+    raceNextStorageRead(reader.accountId, 50);
+    // A stream that stayed open would fail this test in 10 s rather than hang it.
+    const response = await fetch(`${base}/api/v1/events/stream?after=200`, {
+      headers: { authorization: `Bearer ${reader.key}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(response.status).toBe(200);
+    // The stream names its starting point, then ends without sending an event: none after 200 is left.
+    const body = await response.text();
+    expect(body).toContain('id: 200');
+    expect(body).not.toContain('event:');
+    const again = await fetch(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${reader.key}`, 'last-event-id': '200' } });
+    expect(again.status).toBe(410);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('cursor_expired');
+  });
 });
 
 describe('pruning as the server runs', () => {
