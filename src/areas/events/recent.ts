@@ -113,9 +113,9 @@ class Run {
     return this.entries[this.entries.length - 1]!.id;
   }
 
-  /** An event's JSON as UTF-8, kept with this run's. */
-  bytes(text: string): Buffer {
-    return this.packed.bytes(text);
+  /** The entry of an event, its JSON kept with this run's. */
+  entryOf(event: Event): Entry {
+    return { id: event.id, type: event.type, json: this.packed.bytes(eventJson(event)) };
   }
 
   /** Appends an event, dropping the oldest past the capacity; returns how much the weight changed. */
@@ -165,10 +165,6 @@ export interface RecentEventsOptions {
 /** Several processes: a run answers this long before its account's newest id is read from storage again. */
 export const RUN_CONFIRM_MS = 1000;
 
-function entryOf(event: Event, run: Run): Entry {
-  return { id: event.id, type: event.type, json: run.bytes(eventJson(event)) };
-}
-
 export class InMemoryRecentEvents implements RecentEvents, NotificationFollower {
   private readonly runs: LRUCache<string, Run>;
   private readonly capacity: number;
@@ -206,13 +202,13 @@ export class InMemoryRecentEvents implements RecentEvents, NotificationFollower 
     let run = held;
     for (const event of events) {
       if (run && event.id <= run.newest) {
-        if (event.id < run.firstId) run = run.late(entryOf(event, run));
+        if (event.id < run.firstId) run = run.late(run.entryOf(event));
         continue;
       }
       // A commit this process has not been told of yet (or has forgotten) lies before this event:
       // a new run starts here, so the events held stay consecutive (Run.late may join them again).
       if (!run || event.id !== run.newest + 1) run = new Run(this.capacity, run);
-      run.push(entryOf(event, run));
+      run.push(run.entryOf(event));
     }
     // Marked used last: the account that wrote most recently is the last to be forgotten, and its
     // new weight counted once it drifted (a run heavier than the whole budget is not kept).

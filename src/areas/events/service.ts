@@ -32,6 +32,12 @@ const CUSTOM_BATCH = { items: 100, bytes: 1024 * 1024 };
 /** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
 const PRUNE_BATCH = 100;
 
+/** How retention's runs go: ids deleted per statement, and the signal that stops them between statements. */
+interface PruneOptions {
+  batch?: number;
+  signal?: AbortSignal;
+}
+
 /** Accounts remembered as written between two runs of `pruneWritten`; past it the run sweeps every account. */
 const WRITTEN_ACCOUNTS_LIMIT = 10_000;
 
@@ -283,13 +289,12 @@ export class EventsService {
    * Stops between batches once `signal` is aborted (shutdown); the next run goes on from there.
    * Returns how many were deleted. This sweeps every account; `pruneWritten` keeps pace with writes.
    */
-  async prune(options: { batch?: number; signal?: AbortSignal } = {}): Promise<number> {
-    let deleted = 0;
-    for (const { accountId, newest } of await accountsOverRetention(this.db, this.retention)) {
-      if (options.signal?.aborted) break;
-      deleted += await this.pruneAccount(accountId, newest, options);
-    }
-    return deleted;
+  async prune(options: PruneOptions = {}): Promise<number> {
+    const accounts = await accountsOverRetention(this.db, this.retention);
+    return this.pruneAccounts(
+      accounts.map(({ accountId, newest }) => [accountId, newest]),
+      options,
+    );
   }
 
   /**
@@ -298,30 +303,27 @@ export class EventsService {
    * writes each time, instead of a minute's at once. Accounts written before a restart, or by a
    * process that stopped, are left to `prune`.
    */
-  async pruneWritten(options: { batch?: number; signal?: AbortSignal } = {}): Promise<number> {
+  async pruneWritten(options: PruneOptions = {}): Promise<number> {
     const { written, writtenOverflow } = this;
     this.written = new Map();
     this.writtenOverflow = false;
-    if (writtenOverflow) return this.prune(options);
-    let deleted = 0;
-    for (const [accountId, newest] of written) {
-      if (options.signal?.aborted) break;
-      deleted += await this.pruneAccount(accountId, newest, options);
-    }
-    return deleted;
+    return writtenOverflow ? this.prune(options) : this.pruneAccounts(written, options);
   }
 
-  private async pruneAccount(accountId: string, newest: number, options: { batch?: number; signal?: AbortSignal }): Promise<number> {
+  /** Each account's events up to the window of its `newest` id, in batches; returns how many were deleted. */
+  private async pruneAccounts(accounts: Iterable<[accountId: string, newest: number]>, options: PruneOptions): Promise<number> {
     const batch = options.batch ?? PRUNE_BATCH;
-    const upTo = this.oldestCursor(newest);
     let deleted = 0;
-    let from = await oldestStoredEventId(this.db, accountId);
-    while (from !== undefined && from <= upTo) {
-      if (options.signal?.aborted) break;
-      const to = Math.min(upTo, from + batch - 1);
-      deleted += await deleteEventsBetween(this.db, accountId, from, to);
-      from = to + 1;
-      await new Promise((resolve) => setImmediate(resolve));
+    for (const [accountId, newest] of accounts) {
+      const upTo = this.oldestCursor(newest);
+      let from = await oldestStoredEventId(this.db, accountId);
+      while (from !== undefined && from <= upTo) {
+        if (options.signal?.aborted) return deleted;
+        const to = Math.min(upTo, from + batch - 1);
+        deleted += await deleteEventsBetween(this.db, accountId, from, to);
+        from = to + 1;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     return deleted;
   }
