@@ -18,7 +18,7 @@ import { InMemoryOlderEvents } from './areas/events/older.js';
 import { AccountQueue } from './areas/events/account-queue.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
-import { InMemoryResourceReadModel } from './areas/resources/read-model.js';
+import { InMemoryResourceReadModel, SHARED_LATER_CHUNK } from './areas/resources/read-model.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
 import { authorizerOf, type Authorizer } from './areas/webhooks/authorizer.js';
 import { WebhooksService } from './areas/webhooks/service.js';
@@ -183,6 +183,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     (load) => {
       if (oneProcess) return new InMemoryResourceReadModel(load, { externalWrites: externalWrites() });
       const model = new InMemoryResourceReadModel(load, {
+        laterChunk: SHARED_LATER_CHUNK,
         others: {
           events: (accountId, after, upTo) => events.read(accountId, { after, upTo, limit: upTo - after }),
           newestId: (accountId) => events.newestId(accountId),

@@ -196,6 +196,25 @@ describe('InMemoryResourceReadModel', () => {
     expect(idsOf(view.list({ tags: [], limit: 2, offset: 23 }))).toEqual(['res_24', 'res_new']);
   });
 
+  it('reads the rest in larger chunks when told to (several processes), and stops at the first short one', async () => {
+    const storage = accountOf(37);
+    const asked: number[] = [];
+    const model = new InMemoryResourceReadModel(
+      async (accountId, limit, afterSeq, orderLimit) => {
+        asked.push(limit);
+        return storage.load(accountId, limit, afterSeq, orderLimit);
+      },
+      { chunk: 10, laterChunk: 15 },
+    );
+    expect(await model.view('acc_1')).toBeUndefined();
+    await vi.waitFor(() => expect(model.view('acc_1')).toBeDefined());
+    // 10, then 15 and 15 of which 12 came: the account is read, with no read past its end.
+    expect(asked).toEqual([10, 15, 15]);
+    const view = await viewOf(model);
+    expect(view.list({ tags: [], limit: 100, offset: 0 }).total).toBe(37);
+    expect(idsOf(view.list({ tags: ['tenth'], limit: 100, offset: 0 }))).toEqual(['res_0', 'res_10', 'res_20', 'res_30']);
+  });
+
   it('knows where each position of the whole account starts while reading it, until a deletion is announced', async () => {
     const { storage, model, release } = readInChunksOf10(25);
     expect(await model.view('acc_1')).toBeUndefined();

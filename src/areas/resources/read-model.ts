@@ -24,6 +24,12 @@ import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
 export const RESOURCE_VIEWS_BUDGET = 192 * 1024 * 1024;
 /** Resources read per step when an account is read; an account of fewer is read in one step, its first readers waiting. */
 export const LOAD_CHUNK = 1_000;
+/**
+ * Several processes (PostgreSQL): resources read per step after the first. Twenty reads instead of
+ * a hundred halved the reading of 100,000 under load (bench/README.md); one process (SQLite) reads
+ * synchronously, holding the event loop for the whole read, so it keeps LOAD_CHUNK.
+ */
+export const SHARED_LATER_CHUNK = 5_000;
 /** How long an account found too large for memory is left to storage before it is read again. */
 const TOO_LARGE_RECHECK_MS = 10 * 60_000;
 /** The most accounts remembered as too large (their ids, a few dozen bytes each). */
@@ -59,6 +65,11 @@ export interface ReadModelOptions {
   budget?: number;
   tooLargeRecheckMs?: number;
   chunk?: number;
+  /**
+   * Resources read per step after the first (`chunk` unless given): more where a read does not
+   * hold the event loop while storage answers it (PostgreSQL's driver parses rows as they arrive).
+   */
+  laterChunk?: number;
   /** Several processes: VIEW_CONFIRM_MS unless given. */
   confirmMs?: number;
 }
@@ -388,6 +399,7 @@ export class InMemoryResourceReadModel implements ResourceReadModel, Notificatio
   private readonly externalWrites: ExternalWrites | undefined;
   private readonly others: OtherProcesses | undefined;
   private readonly chunk: number;
+  private readonly laterChunk: number;
   private readonly confirmMs: number;
   /** Several processes: while notifications may be missed (the listening connection is down), nothing is kept. */
   private blind = false;
@@ -400,6 +412,7 @@ export class InMemoryResourceReadModel implements ResourceReadModel, Notificatio
     this.externalWrites = options.externalWrites;
     this.others = options.others;
     this.chunk = options.chunk ?? LOAD_CHUNK;
+    this.laterChunk = options.laterChunk ?? this.chunk;
     this.confirmMs = options.confirmMs ?? VIEW_CONFIRM_MS;
     // Half of what the cache counts: a view's real weight exceeds its counted one by an eighth at most.
     const counted = weighedMaxSize(budget);
@@ -465,9 +478,10 @@ export class InMemoryResourceReadModel implements ResourceReadModel, Notificatio
       // Unless a deletion was announced while the first chunk was read.
       if (!fill.events.some(isDeletion) && (!this.others || fill.unchangedSince(first.newestEventId))) fill.creationOrder = first.creationOrder;
       let records = first.records;
+      let asked = this.chunk;
       while (!fill.abandoned) {
         for (const record of records) view.put(record);
-        if (records.length < this.chunk) break;
+        if (records.length < asked) break;
         if (view.weight > this.maxViewBytes) {
           this.tooLarge.set(accountId, true);
           return undefined;
@@ -481,7 +495,8 @@ export class InMemoryResourceReadModel implements ResourceReadModel, Notificatio
           firstChunkRead(undefined);
         }
         await new Promise((resolve) => setImmediate(resolve));
-        records = (await this.load(accountId, this.chunk, records.at(-1)!.createdSeq)).records;
+        asked = this.laterChunk;
+        records = (await this.load(accountId, asked, records.at(-1)!.createdSeq)).records;
       }
       if (fill.abandoned) return undefined;
       if (view.weight > this.maxViewBytes) {
