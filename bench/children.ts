@@ -103,8 +103,12 @@ export function rssMb(pid: number | undefined): number | undefined {
 
 let ticksPerSecond: number | undefined;
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux). */
-export function cpuMs(pid: number | undefined): number | undefined {
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux); with
+ * `mainThread`, its main thread's alone (/proc/<pid>/task/<pid>/stat), without V8's GC helpers
+ * and other worker threads.
+ */
+export function cpuMs(pid: number | undefined, mainThread = false): number | undefined {
   if (pid === undefined) return undefined;
   try {
     if (ticksPerSecond === undefined) {
@@ -114,7 +118,7 @@ export function cpuMs(pid: number | undefined): number | undefined {
         ticksPerSecond = 100;
       }
     }
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     // Fields after "(comm)": state is the first, utime the 12th, stime the 13th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;

@@ -229,6 +229,8 @@ export interface SoakMinute {
   /** The highest of the RSS samples (one a second) in the minute. */
   rssMb: number | null;
   serverCpuPercent: number | null;
+  /** Of it, the main thread's (the requests, the event loop): the rest is V8's GC helpers and the worker threads (SQLite's checkpoints). */
+  mainThreadCpuPercent: number | null;
   databaseMb: number;
   /** V8's heap (used, total) and memory outside it, at the minute's end, from the metrics. */
   heapUsedMb: number;
@@ -323,12 +325,12 @@ function minuteTable(minutes: SoakMinute[], minuteLabel: string): string {
   const number = (value: number | null, digits = 0) =>
     value === null ? '—' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const lines = [
-    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU | waiting for a CPU | GC pauses > 10 / > 100 ms | database MB | longest stall ms (5 s slice ending at) | retention ended at | load generator late, p99 / max ms |`,
+    `| ${minuteLabel} | PATCH req/s | p50 ms | p99 ms | max ms | errors | readers req/s | readers p99 ms | server RSS MB | V8 heap used / total MB | server CPU (main thread) | waiting for a CPU | GC pauses > 10 / > 100 ms | database MB | longest stall ms (5 s slice ending at) | retention ended at | load generator late, p99 / max ms |`,
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const minute of minutes) {
     lines.push(
-      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} | ${minute.runQueueWaitPercent === null ? '—' : `${minute.runQueueWaitPercent}%`} | ${minute.gcOver10Ms} / ${minute.gcOver100Ms} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} (${minute.longestStallSliceEndS} s) | ${minute.retentionEndedAtS === null ? '—' : `${minute.retentionEndedAtS} s`} | ${number(minute.generatorDelayP99Ms, 1)} / ${number(minute.generatorDelayMaxMs, 0)} |`,
+      `| ${minute.minute} | ${number(minute.patch.requestsPerSecond)} | ${number(minute.patch.p50Ms, 1)} | ${number(minute.patch.p99Ms, 1)} | ${number(minute.patch.maxMs, 0)} | ${minute.patch.errors + minute.readers.errors} | ${number(minute.readers.requestsPerSecond)} | ${number(minute.readers.p99Ms, 1)} | ${number(minute.rssMb, 1)} | ${number(minute.heapUsedMb, 0)} / ${number(minute.heapTotalMb, 0)} | ${minute.serverCpuPercent === null ? '—' : `${minute.serverCpuPercent}%`} (${minute.mainThreadCpuPercent === null ? '—' : `${minute.mainThreadCpuPercent}%`}) | ${minute.runQueueWaitPercent === null ? '—' : `${minute.runQueueWaitPercent}%`} | ${minute.gcOver10Ms} / ${minute.gcOver100Ms} | ${number(minute.databaseMb, 1)} | ${number(minute.stallMs, 0)} (${minute.longestStallSliceEndS} s) | ${minute.retentionEndedAtS === null ? '—' : `${minute.retentionEndedAtS} s`} | ${number(minute.generatorDelayP99Ms, 1)} / ${number(minute.generatorDelayMaxMs, 0)} |`,
     );
   }
   return lines.join('\n');
@@ -587,6 +589,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
         patch.recording = true;
         readers.recording = true;
         let cpuPrevious = cpuMs(pid);
+        let mainCpuPrevious = cpuMs(pid, true);
         let rssHighest: number | undefined;
         const rssTimer = setInterval(() => {
           const value = rssMb(pid);
@@ -608,6 +611,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             const rss = rssNow === undefined ? rssHighest : Math.max(rssNow, rssHighest ?? 0);
             rssHighest = undefined;
             const cpuNow = cpuMs(pid);
+            const mainCpuNow = cpuMs(pid, true);
             const scraped = await scrape(metricsUrl);
             sliceStalls.push(stallOf(scraped.nodejs_eventloop_lag_max_seconds * 1000));
             const longest = sliceStalls.indexOf(Math.max(...sliceStalls));
@@ -619,6 +623,7 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
               ...base,
               rssMb: rss === undefined ? null : round(rss, 1),
               serverCpuPercent: cpuNow !== undefined && cpuPrevious !== undefined ? round(((cpuNow - cpuPrevious) / minuteMs) * 100, 0) : null,
+              mainThreadCpuPercent: mainCpuNow !== undefined && mainCpuPrevious !== undefined ? round(((mainCpuNow - mainCpuPrevious) / minuteMs) * 100, 0) : null,
               databaseMb: databaseMb(databaseFile),
               heapUsedMb: round(scraped.nodejs_heap_size_used_bytes / 1024 ** 2, 1),
               heapTotalMb: round(scraped.nodejs_heap_size_total_bytes / 1024 ** 2, 1),
@@ -636,13 +641,14 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
             };
             generatorDelay.reset();
             cpuPrevious = cpuNow;
+            mainCpuPrevious = mainCpuNow;
             scrapedPrevious = scraped;
             waitPrevious = waitNow;
             minutes.push(record);
             log(
               `soak ${minuteLabel} ${minute}: PATCH ${record.patch.requestsPerSecond} req/s, p50 ${record.patch.p50Ms} ms, p99 ${record.patch.p99Ms} ms, ` +
                 `${record.patch.errors + record.readers.errors} errors; readers ${record.readers.requestsPerSecond} req/s; RSS ${record.rssMb} MB (heap ${record.heapUsedMb} of ${record.heapTotalMb}); ` +
-                `CPU ${record.serverCpuPercent}% (waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms (slice ending at ${record.longestStallSliceEndS} s; by slice ${record.sliceStallsMs.join(', ')}); retention ended at ${record.retentionEndedAtS} s; this load generator's loop late by ${record.generatorDelayP99Ms} ms (p99), ${record.generatorDelayMaxMs} ms at most`,
+                `CPU ${record.serverCpuPercent}% (main thread ${record.mainThreadCpuPercent}%; waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms (slice ending at ${record.longestStallSliceEndS} s; by slice ${record.sliceStallsMs.join(', ')}); retention ended at ${record.retentionEndedAtS} s; this load generator's loop late by ${record.generatorDelayP99Ms} ms (p99), ${record.generatorDelayMaxMs} ms at most`,
             );
           }
         } finally {

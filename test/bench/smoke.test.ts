@@ -221,6 +221,8 @@ describe('npm run bench -- --smoke', () => {
         stallMs: number;
         sliceStallsMs: number[];
         heapUsedMb: number;
+        serverCpuPercent: number;
+        mainThreadCpuPercent: number;
         generatorDelayP99Ms: number;
         generatorDelayMaxMs: number;
       }>;
@@ -236,6 +238,9 @@ describe('npm run bench -- --smoke', () => {
     expect(minute?.sliceStallsMs).toHaveLength(4);
     expect(minute?.stallMs).toBe(Math.max(...(minute?.sliceStallsMs ?? [])));
     expect(minute?.heapUsedMb).toBeGreaterThan(0);
+    // The server's CPU and its main thread's share of it (the main thread alone is a part of the process).
+    expect(minute?.mainThreadCpuPercent).toBeGreaterThan(0);
+    expect(minute?.mainThreadCpuPercent).toBeLessThanOrEqual(minute?.serverCpuPercent ?? 0);
     // The load generator's own lateness: its longest at least its p99 (both past the sampler's 10 ms).
     expect(minute?.generatorDelayP99Ms).toBeGreaterThanOrEqual(0);
     expect(minute?.generatorDelayMaxMs).toBeGreaterThanOrEqual(minute?.generatorDelayP99Ms ?? Number.POSITIVE_INFINITY);
