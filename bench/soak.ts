@@ -623,7 +623,8 @@ export async function measureSoak(options: Options, workDir: string, profileDir:
               ...base,
               rssMb: rss === undefined ? null : round(rss, 1),
               serverCpuPercent: cpuNow !== undefined && cpuPrevious !== undefined ? round(((cpuNow - cpuPrevious) / minuteMs) * 100, 0) : null,
-              mainThreadCpuPercent: mainCpuNow !== undefined && mainCpuPrevious !== undefined ? round(((mainCpuNow - mainCpuPrevious) / minuteMs) * 100, 0) : null,
+              mainThreadCpuPercent:
+                mainCpuNow !== undefined && mainCpuPrevious !== undefined ? round(((mainCpuNow - mainCpuPrevious) / minuteMs) * 100, 0) : null,
               databaseMb: databaseMb(databaseFile),
               heapUsedMb: round(scraped.nodejs_heap_size_used_bytes / 1024 ** 2, 1),
               heapTotalMb: round(scraped.nodejs_heap_size_total_bytes / 1024 ** 2, 1),
