@@ -14,6 +14,8 @@ export interface Config {
   baseUrlExplicit: boolean;
   databaseUrl: string;
   rateLimitPerMinute: number;
+  /** Counted besides each credential's, so minting keys does not multiply an account's allowance. */
+  rateLimitAccountPerMinute: number;
   rateLimitAnonPerMinute: number;
   eventRetention: number;
   webhookRetrySchedule: number[];
@@ -57,6 +59,7 @@ export const CONFIG_VARIABLES = [
   'BASE_URL',
   'DATABASE_URL',
   'RATE_LIMIT_PER_MINUTE',
+  'RATE_LIMIT_ACCOUNT_PER_MINUTE',
   'RATE_LIMIT_ANON_PER_MINUTE',
   'EVENT_RETENTION',
   'WEBHOOK_RETRY_SCHEDULE',
@@ -191,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 10_000);
   const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
   const database = databaseUrl(env);
+  const rateLimitPerMinute = integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1);
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
     port,
@@ -198,7 +202,9 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: baseUrl(env, port),
     baseUrlExplicit: env.BASE_URL !== undefined && env.BASE_URL !== '',
     databaseUrl: database,
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1),
+    rateLimitPerMinute,
+    // The default follows the credential's allowance: room for ten busy keys of one account.
+    rateLimitAccountPerMinute: integer(env, 'RATE_LIMIT_ACCOUNT_PER_MINUTE', Math.min(10 * rateLimitPerMinute, Number.MAX_SAFE_INTEGER), 1),
     rateLimitAnonPerMinute: integer(env, 'RATE_LIMIT_ANON_PER_MINUTE', 60, 1),
     eventRetention: integer(env, 'EVENT_RETENTION', 10000, 1),
     webhookRetrySchedule: retrySchedule(env),

@@ -23,6 +23,9 @@ declare module 'fastify' {
   }
 }
 
+/** A rate-limit decision, marked when it is the account's (counted across all its credentials). */
+type Binding = RateLimitDecision & { perAccount?: true };
+
 interface Presented {
   secret: string | undefined;
   sent: boolean;
@@ -86,27 +89,44 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
     // CORS preflights and liveness probes see their allowance but never spend it, nor are refused.
     const access = routeAccess(request);
     const counted = access !== 'unmetered' && request.method !== 'OPTIONS';
-    const decision = credential
-      ? limiter.check(credential.rateLimitKey, config.rateLimitPerMinute, counted)
-      : limiter.check(`ip:${request.ip}`, config.rateLimitAnonPerMinute, counted);
+    const decision = credential ? limitCredential(credential, counted) : limiter.check(`ip:${request.ip}`, config.rateLimitAnonPerMinute, counted);
     return decision instanceof Promise
       ? decision.then((decided) => authorize(request, reply, presented, access, counted, decided))
       : authorize(request, reply, presented, access, counted, decision);
   }
 
-  function authorize(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    presented: Presented,
-    access: RouteAccess,
-    counted: boolean,
-    decision: RateLimitDecision,
-  ): boolean {
+  /**
+   * The credential's allowance, then its account's, so minting keys does not multiply the allowance.
+   * The account counts only what the credential admitted: a key retrying its 429s does not spend its
+   * siblings' allowance. One the account refuses has spent the credential's count as well, which is
+   * harmless: both windows are the same minute and the account stays spent until it ends. Checked
+   * one after the other, as the account needs the credential's answer; no promise while both
+   * counters answer at once (in process).
+   */
+  function limitCredential(credential: Credential, counted: boolean): Binding | Promise<Binding> {
+    const own = limiter.check(credential.rateLimitKey, config.rateLimitPerMinute, counted);
+    return own instanceof Promise ? own.then((decided) => withAccount(credential, counted, decided)) : withAccount(credential, counted, own);
+  }
+
+  function withAccount(credential: Credential, counted: boolean, own: RateLimitDecision): Binding | Promise<Binding> {
+    // Refused with none left: the credential binds whatever the account has left.
+    if (!own.allowed) return own;
+    const account = limiter.check(`account:${credential.accountId}`, config.rateLimitAccountPerMinute, counted);
+    return account instanceof Promise ? account.then((decided) => binding(own, decided)) : binding(own, account);
+  }
+
+  /** The headers report the limit that binds: the one refusing, else fewer left (a tie: the credential's). */
+  function binding(own: RateLimitDecision, account: RateLimitDecision): Binding {
+    return !account.allowed || account.remaining < own.remaining ? { ...account, perAccount: true } : own;
+  }
+
+  function authorize(request: FastifyRequest, reply: FastifyReply, presented: Presented, access: RouteAccess, counted: boolean, decision: Binding): boolean {
     reply.header('ratelimit-limit', String(decision.limit));
     reply.header('ratelimit-remaining', String(decision.remaining));
     reply.header('ratelimit-reset', String(decision.resetSeconds));
     if (counted && !decision.allowed) {
-      throw rateLimited(`Rate limit of ${decision.limit} requests per minute reached`, decision.resetSeconds);
+      const whose = decision.perAccount ? "The account's rate limit" : 'Rate limit';
+      throw rateLimited(`${whose} of ${decision.limit} requests per minute reached`, decision.resetSeconds);
     }
 
     if (answerPreflight(request, reply)) return true;
