@@ -164,7 +164,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/api/v1/webhooks/:id/rotate-secret',
     {
-      config: manage,
+      // The secret lets its holder forge deliveries of the events it cannot read otherwise.
+      config: manageAndRead,
       schema: {
         operationId: 'rotateWebhookSecret',
         summary: 'Replace the signing secret',
