@@ -1,6 +1,7 @@
 // CORS (docs/decisions.md, "HTTP contract"): the API, token and revocation endpoints, the OAuth
 // metadata and the OpenAPI document may be called from any origin, never with cookies; the
-// developer (cookie) routes and the approval page may not.
+// developer (cookie) routes and the approval page may not. Decided on the route a request reaches,
+// not on how its path is spelt.
 // The headers are fixed strings, set by the one request hook (access.ts): no per-request options.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
@@ -21,9 +22,8 @@ declare module 'fastify' {
   }
 }
 
-export function corsAllowed(url: string): boolean {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
+/** Whether CORS applies to a path: a route's pattern, or a decoded path (routedPath). */
+export function corsAllowed(path: string): boolean {
   if (path === '/api/v1/developer' || path.startsWith('/api/v1/developer/')) return false;
   return (
     path === '/api/v1' ||
@@ -36,11 +36,30 @@ export function corsAllowed(url: string): boolean {
   );
 }
 
+/**
+ * The path CORS is decided on: the matched route's pattern, since the router decodes the path
+ * (`/api/v1/%64eveloper/session` is the developer route). Unknown paths and OPTIONS requests (all
+ * routed by the wildcard below) have no pattern of their own: their path, fully percent-decoded
+ * so no spelling hides a developer path; undefined when it does not decode.
+ */
+function routedPath(request: FastifyRequest): string | undefined {
+  const pattern = request.routeOptions.url;
+  if (!request.is404 && pattern !== undefined && pattern !== '*') return pattern;
+  // The router's own split: the path ends at the query or a fragment.
+  const end = request.url.search(/[?#]/);
+  try {
+    return decodeURIComponent(end === -1 ? request.url : request.url.slice(0, end));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The CORS headers of every response; the answer to a preflight comes later (answerPreflight). */
 export function addCorsHeaders(request: FastifyRequest, reply: FastifyReply): void {
   // Whether a response allows an origin depends on the request's path, so caches key on Origin.
   reply.header('vary', 'Origin');
-  request.corsAllowed = corsAllowed(request.url);
+  const path = routedPath(request);
+  request.corsAllowed = path !== undefined && corsAllowed(path);
   if (!request.corsAllowed) return;
   reply.header('access-control-allow-origin', '*');
   reply.header('access-control-expose-headers', EXPOSED);
