@@ -20,7 +20,7 @@ import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel, SHARED_LATER_CHUNK } from './areas/resources/read-model.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
-import { authorizerOf, type Authorizer } from './areas/webhooks/authorizer.js';
+import { authorizerOf, type Authorizer } from './platform/credential.js';
 import { WebhooksService } from './areas/webhooks/service.js';
 import { AppsService } from './areas/apps/service.js';
 import { DeveloperService } from './areas/developer/service.js';
@@ -30,6 +30,7 @@ import { installationsDirectory } from './paths.js';
 import { OAuthService } from './areas/oauth/service.js';
 import { Metrics } from './platform/metrics.js';
 import { DomainEvents } from './domain-events.js';
+import { StandingAuthority } from './standing-authority.js';
 import { SecretBox } from './platform/secret-box.js';
 import { openSecrets, type SecretsStatus } from './secrets.js';
 import { announceRevocation, InProcessCredentialCache, listenForRevocations, SHARED_CREDENTIAL_TTL_MS } from './platform/credential-cache.js';
@@ -50,6 +51,8 @@ export interface Services {
   installations: InstallationsService;
   /** Which of these credentials (API keys, OAuth connections, OAuth apps) are still live. */
   liveCredentials: (authorizers: Authorizer[]) => Promise<Set<string>>;
+  /** Every kind of object that acts later on an account's behalf, and their cut-off. */
+  authority: StandingAuthority;
 }
 
 export interface AppContext {
@@ -152,12 +155,14 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     const [liveKeys, liveConnections, liveApps] = await Promise.all([
       keys.usableIds(ids('api_key')),
       oauth.connections.liveConnectionIds(ids('oauth_connection')),
-      apps.existingIds(ids('oauth_app')),
+      oauth.liveClientCredentialApps(ids('oauth_app')),
     ]);
     return new Set([...liveKeys, ...liveConnections, ...liveApps]);
   };
   const sender = new WebhookSender(config.webhookAllowPrivateTargets, config.webhookTimeoutMs);
-  const webhooks = new WebhooksService(db, clock, audit, liveCredentials, usage, secrets.box, sender, {
+  // What acts later on an account's behalf stops with the credential that authorized it.
+  const authority = new StandingAuthority(db, domain, liveCredentials);
+  const webhooks = new WebhooksService(db, clock, audit, authority, usage, secrets.box, sender, {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     retrySchedule: config.webhookRetrySchedule,
     leaseMs: config.webhookLeaseSeconds * 1000,
@@ -168,12 +173,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   domain.inside('events.appended', async (exec, { accountId, events: appended, webhookCount }) => {
     if (webhookCount > 0) await webhooks.enqueue(exec, accountId, appended);
   });
-  // Delivery stops with the credential that authorized it, in the transaction that ends it.
-  domain.inside('key.revoked', async (exec, key) => void (await webhooks.cutOffAuthorizedBy(exec, [key.id], 'credential_revoked')));
-  domain.inside(
-    'credentials.ended',
-    async (exec, { ids, how }) => void (await webhooks.cutOffAuthorizedBy(exec, ids, how === 'expired' ? 'credential_expired' : 'credential_revoked')),
-  );
+  authority.register(webhooks);
   const accounts = new AccountsService(db, clock, audit);
   // Several processes: each keeps views too, told of the others' commits by the bus.
   const resources = new ResourcesService(
@@ -223,6 +223,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   domain.afterCommit('credentials.ended', ({ ids }) => {
     for (const id of ids) streams.closeFor(id);
   });
+  const schedules = new SchedulesService(db, clock, audit, events, resources, authority);
+  authority.register(schedules);
   const services: Services = {
     audit,
     accounts,
@@ -232,12 +234,13 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     system: new SystemService(storage, clock),
     events,
     resources,
-    schedules: new SchedulesService(db, clock, audit, events, resources),
+    schedules,
     installations: new InstallationsService(installationsDirectory()),
     webhooks,
     apps,
     oauth,
     liveCredentials,
+    authority,
   };
   const { checkpointer } = storage;
   if (checkpointer) services.system.registerWorker('checkpoints', () => checkpointer.report());

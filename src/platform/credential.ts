@@ -28,3 +28,16 @@ export interface CredentialResolver {
 export function hasScopes(credential: Credential, needed: readonly Scope[]): boolean {
   return needed.every((scope) => credential.scopes.includes(scope));
 }
+
+/**
+ * What standing authority depends on (docs/decisions.md, "Standing authority"): an API key, an
+ * OAuth connection, or (client credentials) an app, whose own authority is its registering key.
+ */
+export interface Authorizer {
+  kind: 'api_key' | 'oauth_connection' | 'oauth_app';
+  id: string;
+}
+
+export function authorizerOf(credential: Credential): Authorizer {
+  return credential.grant ?? { kind: 'api_key', id: credential.id };
+}

@@ -177,6 +177,8 @@ export interface AppsTable {
   /** JSON array. */
   scopes: string;
   client_secret_hash: string | null;
+  /** The API key that registered the app or last changed its scopes: its client credentials end with it. */
+  authorized_by_key_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -232,6 +234,11 @@ export interface SchedulesTable {
   action: string;
   /** 0 or 1. */
   enabled: number;
+  /** Why the service disabled it (`credential_revoked`, `credential_expired`), or null. */
+  disabled_reason: string | null;
+  /** The credential it acts on the authority of: `api_key`, `oauth_connection` or `oauth_app`, and its id. */
+  authorized_by_kind: string;
+  authorized_by_id: string;
   next_run_at: string | null;
   last_run_at: string | null;
   created_at: string;

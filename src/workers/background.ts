@@ -39,8 +39,10 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     config.retentionIntervalMs,
     async (signal) => {
       await services.events.prune({ signal });
-      // OAuth connections that ran out first, so their webhooks are cut off as expired, with the audit.
+      // OAuth connections that ran out first, so what they authorized is cut off as expired, with the audit;
+      // then whatever rests on a key that expired.
       await services.oauth.connections.endExpired();
+      await services.authority.sweep();
       await services.webhooks.housekeeping();
     },
     log,

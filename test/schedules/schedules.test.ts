@@ -69,6 +69,7 @@ describe('schedules', () => {
         timezone: 'UTC',
         action: { type: 'set_state', resourceId: lamp.id, state: true },
         enabled: true,
+        disabledReason: null,
         nextRunAt: nextMark(5).toISOString(),
         lastRunAt: null,
         createdAt: now,

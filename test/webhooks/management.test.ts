@@ -337,8 +337,9 @@ describe('webhook management', () => {
       expect(rotated.json.secret).toMatch(/^whsec_/);
       expect(rotated.json.secret).not.toBe(hook.secret);
       expect(rotated.json).toMatchObject({ id: hook.id, name: hook.name, url: hook.url, events: hook.events, enabled: true });
-      const manageOnly = await keyWith(caller, ['webhooks:manage']);
-      const again = await app().request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/rotate-secret`, key: manageOnly.key, body: {} });
+      // The secret lets its holder forge deliveries: rotating it needs events:read too.
+      const manageAndRead = await keyWith(caller, ['webhooks:manage', 'events:read']);
+      const again = await app().request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/rotate-secret`, key: manageAndRead.key, body: {} });
       expect(again.status, again.body).toBe(200);
 
       const seen = [

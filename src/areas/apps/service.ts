@@ -8,7 +8,18 @@ import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
 import { actorOf, type AuditService } from '../audit/service.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { inTransaction } from '../../storage/transaction.js';
-import { deleteApp, existingAppIds, findApp, findAppByClientId, insertApp, listApps, updateApp, type AppRow } from './store.js';
+import {
+  appAuthorizingKeys,
+  confidentialAppsAuthorizedBy,
+  countApps,
+  deleteApp,
+  findApp,
+  findAppByClientId,
+  insertApp,
+  listApps,
+  updateApp,
+  type AppRow,
+} from './store.js';
 
 export type { AppRow };
 
@@ -28,6 +39,14 @@ export interface AppInput {
   type?: 'public' | 'confidential';
   redirectUris?: string[];
   scopes?: string[];
+}
+
+/** At most this many registered apps per account (api-decisions §10). */
+export const MAX_APPS_PER_ACCOUNT = 50;
+
+/** The key an app's client credentials rest on: apps are managed by API keys only (apps:manage is never granted to a token). */
+function authorizingKey(caller: Credential): string | null {
+  return caller.kind === 'api_key' ? caller.id : null;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -96,11 +115,12 @@ export class AppsService {
       redirectUris: [...new Set(input.redirectUris)],
       scopes: [...new Set(input.scopes)],
       clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+      authorizedByKeyId: authorizingKey(caller),
       createdAt: now,
       updatedAt: now,
     };
     await this.db.transaction().execute(async (trx) => {
-      await insertApp(trx, row);
+      // The audit record takes the account's row lock first, so two registrations cannot both pass the cap.
       await this.audit.record(trx, {
         accountId: caller.accountId,
         type: 'app.created',
@@ -108,6 +128,10 @@ export class AppsService {
         target: { type: 'app', id: row.id },
         data: { name: row.name, clientId: row.clientId, type: row.type },
       });
+      if ((await countApps(trx, caller.accountId)) >= MAX_APPS_PER_ACCOUNT) {
+        throw conflict(`An account may have at most ${MAX_APPS_PER_ACCOUNT} apps`);
+      }
+      await insertApp(trx, row);
     });
     return { ...toApp(row), ...(clientSecret ? { clientSecret } : {}) };
   }
@@ -139,6 +163,8 @@ export class AppsService {
         name: input.name?.trim() ?? current.name,
         redirectUris: input.redirectUris ? [...new Set(input.redirectUris)] : current.redirectUris,
         scopes: input.scopes ? [...new Set(input.scopes)] : current.scopes,
+        // Whoever changes what the app may be granted becomes the key its client credentials rest on.
+        authorizedByKeyId: input.scopes ? authorizingKey(caller) : current.authorizedByKeyId,
         updatedAt: this.clock.now().toISOString(),
       };
       await updateApp(trx, next);
@@ -174,7 +200,13 @@ export class AppsService {
     const app = await this.db.transaction().execute(async (trx) => {
       const current = await this.require(trx, caller.accountId, id);
       if (current.type !== 'confidential') throw conflict('Public apps have no client secret');
-      const next = { ...current, clientSecretHash: sha256Hex(clientSecret), updatedAt: this.clock.now().toISOString() };
+      // The new secret was handed to the caller: the client credentials now rest on its key.
+      const next = {
+        ...current,
+        clientSecretHash: sha256Hex(clientSecret),
+        authorizedByKeyId: authorizingKey(caller),
+        updatedAt: this.clock.now().toISOString(),
+      };
       await updateApp(trx, next);
       await this.audit.record(trx, { accountId: caller.accountId, type: 'app.secret_rotated', actor: actorOf(caller), target: { type: 'app', id } });
       return next;
@@ -182,8 +214,14 @@ export class AppsService {
     return { ...toApp(app), clientSecret };
   }
 
-  existingIds(ids: string[]): Promise<Set<string>> {
-    return existingAppIds(this.db, ids);
+  /** The key each of these apps' client credentials rest on (apps that are gone have none). */
+  authorizingKeys(ids: readonly string[]): Promise<Map<string, string>> {
+    return appAuthorizingKeys(this.db, ids);
+  }
+
+  /** The confidential apps whose client credentials rest on this key. */
+  restingOnKey(exec: Executor, keyId: string): Promise<AppRow[]> {
+    return confidentialAppsAuthorizedBy(exec, keyId);
   }
 
   /** The app with this client id, for the OAuth endpoints. */

@@ -10,6 +10,8 @@ export interface AppRow {
   redirectUris: string[];
   scopes: string[];
   clientSecretHash: string | null;
+  /** The API key that registered it, changed its scopes or rotated its secret: its client credentials end with that key. */
+  authorizedByKeyId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -23,6 +25,7 @@ type Columns = {
   redirect_uris: string;
   scopes: string;
   client_secret_hash: string | null;
+  authorized_by_key_id: string | null;
   created_at: string;
   updated_at: string;
 };
@@ -37,6 +40,7 @@ function toApp(row: Columns): AppRow {
     redirectUris: JSON.parse(row.redirect_uris) as string[],
     scopes: JSON.parse(row.scopes) as string[],
     clientSecretHash: row.client_secret_hash,
+    authorizedByKeyId: row.authorized_by_key_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -52,6 +56,7 @@ function toColumns(app: AppRow): Columns {
     redirect_uris: JSON.stringify(app.redirectUris),
     scopes: JSON.stringify(app.scopes),
     client_secret_hash: app.clientSecretHash,
+    authorized_by_key_id: app.authorizedByKeyId,
     created_at: app.createdAt,
     updated_at: app.updatedAt,
   };
@@ -88,8 +93,24 @@ export async function deleteApp(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('apps').where('id', '=', id).execute();
 }
 
-export async function existingAppIds(db: Executor, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('apps').select('id').where('id', 'in', ids).execute();
-  return new Set(rows.map((row) => row.id));
+/** The authorizing key of each of these apps that exists and has one. */
+export async function appAuthorizingKeys(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('apps').select(['id', 'authorized_by_key_id']).where('id', 'in', ids).execute();
+  return new Map(rows.flatMap((row) => (row.authorized_by_key_id === null ? [] : [[row.id, row.authorized_by_key_id] as const])));
+}
+
+/** The confidential apps whose client credentials rest on this key. */
+export async function confidentialAppsAuthorizedBy(db: Executor, keyId: string): Promise<AppRow[]> {
+  const rows = await db.selectFrom('apps').selectAll().where('authorized_by_key_id', '=', keyId).where('type', '=', 'confidential').execute();
+  return rows.map(toApp);
+}
+
+export async function countApps(db: Executor, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('apps')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }

@@ -16,6 +16,7 @@ export const AUDIT_TYPES = [
   'app.updated',
   'app.deleted',
   'app.secret_rotated',
+  'app.client_credentials_ended',
   'oauth.connection_approved',
   'oauth.connection_ended',
   'oauth.refresh_token_reused',
@@ -30,6 +31,7 @@ export const AUDIT_TYPES = [
   'schedule.created',
   'schedule.updated',
   'schedule.deleted',
+  'schedule.disabled',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

@@ -5,14 +5,27 @@ import type { Credential, CredentialResolver } from '../../platform/credential.j
 import type { CredentialCache } from '../../platform/credential-cache.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { inTransaction } from '../../storage/transaction.js';
-import { DomainError, insufficientScope, notFound } from '../../domain-errors.js';
+import { DomainError, conflict, insufficientScope, notFound } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, type Scope } from '../../platform/scopes.js';
 import { actorOf, type Actor, type AuditService } from '../audit/service.js';
-import { findKey, findUsableKeyByHash, insertKey, listAllKeys, listUsableKeys, revokeKey, updateLastUsed, usableKeyIds, type KeyRow } from './store.js';
+import {
+  countActiveKeys,
+  findKey,
+  findUsableKeyByHash,
+  insertKey,
+  listAllKeys,
+  listUsableKeys,
+  revokeKey,
+  updateLastUsed,
+  usableKeyIds,
+  type KeyRow,
+} from './store.js';
 
 export const KEY_PREFIX = 'ddk';
 export const DEFAULT_KEY_DAYS = 90;
+/** At most this many active (neither revoked nor expired) keys per account (api-decisions §10). */
+export const MAX_ACTIVE_KEYS_PER_ACCOUNT = 100;
 
 export interface ApiKey {
   id: string;
@@ -73,7 +86,7 @@ export class KeysService implements CredentialResolver {
       revokedAt: null,
       lastUsedAt: null,
     };
-    await insertKey(exec, row, sha256Hex(key));
+    // The audit record takes the account's row lock first, so two creates cannot both pass the cap.
     await this.audit.record(exec, {
       accountId: input.accountId,
       type: 'key.created',
@@ -81,6 +94,10 @@ export class KeysService implements CredentialResolver {
       target: { type: 'api_key', id: row.id },
       data: { name: row.name, scopes: row.scopes, expiresAt },
     });
+    if ((await countActiveKeys(exec, input.accountId, row.createdAt)) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) {
+      throw conflict(`An account may have at most ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active API keys: revoke one first`);
+    }
+    await insertKey(exec, row, sha256Hex(key));
     return { ...toApiKey(row), key };
   }
 

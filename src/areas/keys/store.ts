@@ -134,6 +134,18 @@ export async function usableKeyIds(db: Executor, keyIds: string[], nowIso: strin
 }
 
 /** Every key of the account, revoked and expired ones included, oldest first (never the hash). */
+/** Keys neither revoked nor expired. */
+export async function countActiveKeys(db: Executor, accountId: string, nowIso: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 export async function listAllKeys(db: Executor, accountId: string): Promise<KeyRow[]> {
   const rows = await db.selectFrom('api_keys').select(KEY_COLUMNS).where('account_id', '=', accountId).orderBy('created_seq').orderBy('id').execute();
   return rows.map(toKey);

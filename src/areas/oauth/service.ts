@@ -24,6 +24,7 @@ import {
   findToken,
   findUsableAccessToken,
   insertToken,
+  revokeClientCredentialTokens,
   revokeToken,
   rotateRefreshToken,
   takeCode,
@@ -77,6 +78,8 @@ export class OAuthService implements CredentialResolver {
   ) {
     this.authorization = new AuthorizationEndpoint(db, clock, apps, keys, audit);
     this.connections = new OAuthConnections(db, clock, keys, audit, domain);
+    // An app's client credentials end with the key they rest on (docs/decisions.md, "Standing authority").
+    domain.inside('key.revoked', async (exec, key) => this.endClientCredentials(exec, key.id));
   }
 
   get issuer(): string {
@@ -207,6 +210,9 @@ export class OAuthService implements CredentialResolver {
 
   private async clientCredentials(app: AppRow, form: Params): Promise<TokenResponse> {
     if (app.type !== 'confidential') throw new OAuthError('unauthorized_client', 'Only confidential apps may use client_credentials');
+    if (!(await this.liveClientCredentialApps([app.id])).has(app.id)) {
+      throw new OAuthError('invalid_client', 'The API key that registered this app (or last changed its scopes or secret) has expired or was revoked');
+    }
     const scopes = form.scope === undefined ? (app.scopes.filter(isScope) as Scope[]) : grantableScopes(parseScopeParam(form.scope), app.scopes);
     return inTransaction(this.db, (trx) => this.issue(trx, app, undefined, scopes, false));
   }
@@ -268,16 +274,40 @@ export class OAuthService implements CredentialResolver {
     });
   }
 
+  /** Which of these apps may use client credentials now: they exist and the key they rest on is usable. */
+  async liveClientCredentialApps(ids: readonly string[]): Promise<Set<string>> {
+    const appKeys = await this.apps.authorizingKeys(ids);
+    const usable = await this.keys.usableIds([...new Set(appKeys.values())]);
+    return new Set([...appKeys].filter(([, keyId]) => usable.has(keyId)).map(([appId]) => appId));
+  }
+
+  /** A key was revoked: the client credentials of the apps resting on it end, and what their tokens authorized. */
+  private async endClientCredentials(exec: Executor, keyId: string): Promise<void> {
+    const apps = await this.apps.restingOnKey(exec, keyId);
+    if (apps.length === 0) return;
+    const nowIso = this.clock.now().toISOString();
+    for (const app of apps) {
+      await revokeClientCredentialTokens(exec, app.id, nowIso);
+      await this.audit.record(exec, {
+        accountId: app.accountId,
+        type: 'app.client_credentials_ended',
+        actor: { kind: 'system' },
+        target: { type: 'app', id: app.id },
+        data: { reason: 'credential_revoked', key: keyId },
+      });
+    }
+    await this.domain.emit(exec, 'credentials.ended', { ids: apps.map((app) => app.id), how: 'revoked' });
+  }
+
   // ---- access tokens as API credentials ------------------------------------------------------
 
   async resolve(secret: string): Promise<Credential | undefined> {
     const nowIso = this.clock.now().toISOString();
     const token = await findUsableAccessToken(this.db, sha256Hex(secret), nowIso);
     if (!token) return undefined;
-    if (token.connectionId !== null) {
-      if (token.connectionExpiresAt === null || token.connectionExpiresAt <= nowIso) return undefined;
-      if (token.approvingKeyId === null || !(await this.keys.usableIds([token.approvingKeyId])).has(token.approvingKeyId)) return undefined;
-    }
+    if (token.connectionId !== null && (token.connectionExpiresAt === null || token.connectionExpiresAt <= nowIso)) return undefined;
+    // No token outlives the key its grant rests on: the connection's approving key, or the app's.
+    if (token.authorizingKeyId === null || !(await this.keys.usableIds([token.authorizingKeyId])).has(token.authorizingKeyId)) return undefined;
     return {
       kind: 'oauth_access_token',
       id: token.id,

@@ -174,7 +174,7 @@ export async function findUsableAccessToken(
   db: Executor,
   tokenHash: string,
   nowIso: string,
-): Promise<(TokenRow & { accountName: string; clientId: string; connectionExpiresAt: string | null; approvingKeyId: string | null }) | undefined> {
+): Promise<(TokenRow & { accountName: string; clientId: string; connectionExpiresAt: string | null; authorizingKeyId: string | null }) | undefined> {
   const row = await db
     .selectFrom('oauth_tokens')
     .innerJoin('apps', 'apps.id', 'oauth_tokens.app_id')
@@ -189,6 +189,7 @@ export async function findUsableAccessToken(
       'oauth_tokens.created_at',
       'oauth_tokens.expires_at',
       'apps.client_id',
+      'apps.authorized_by_key_id as app_key_id',
       'accounts.name as account_name',
       'oauth_connections.expires_at as connection_expires_at',
       'oauth_connections.ended_at as connection_ended_at',
@@ -214,7 +215,8 @@ export async function findUsableAccessToken(
     accountName: row.account_name,
     clientId: row.client_id,
     connectionExpiresAt: row.connection_expires_at,
-    approvingKeyId: row.approving_key_id,
+    // A user's grant rests on the key that approved its connection; client credentials on the app's key.
+    authorizingKeyId: row.connection_id !== null ? row.approving_key_id : row.app_key_id,
   };
 }
 
@@ -232,6 +234,17 @@ export async function rotateRefreshToken(db: Executor, tokenHash: string, nowIso
 
 export async function revokeToken(db: Executor, tokenHash: string, nowIso: string): Promise<void> {
   await db.updateTable('oauth_tokens').set({ revoked_at: nowIso }).where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).execute();
+}
+
+/** Revokes an app's client-credentials tokens (those of no connection). */
+export async function revokeClientCredentialTokens(db: Executor, appId: string, nowIso: string): Promise<void> {
+  await db
+    .updateTable('oauth_tokens')
+    .set({ revoked_at: nowIso })
+    .where('app_id', '=', appId)
+    .where('connection_id', 'is', null)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 export async function revokeAppTokens(db: Executor, appId: string, nowIso: string): Promise<void> {

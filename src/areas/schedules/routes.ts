@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { DisabledReason, DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS, type ScheduleAction, type SchedulesService } from './service.js';
 import type { Capability } from '../system/capability.js';
 
@@ -36,6 +36,7 @@ const ScheduleSchema = Type.Object(
     timezone: Type.String(),
     action: ref('ScheduleAction'),
     enabled: Type.Boolean(),
+    disabledReason: DisabledReason,
     nextRunAt: Type.Union([Timestamp, Type.Null()]),
     lastRunAt: Type.Union([Timestamp, Type.Null()]),
     createdAt: Timestamp,

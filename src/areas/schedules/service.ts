@@ -1,22 +1,27 @@
-import { Cron } from 'croner';
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Credential } from '../../platform/credential.js';
-import { DomainError, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
+import { authorizerOf, type Authorizer, type Credential } from '../../platform/credential.js';
+import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
+import type { CutOffReason, StandingAuthority, StandingObjects } from '../../standing-authority.js';
 import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event } from '../events/event.js';
 import { newId } from '../../platform/ids.js';
+import { cronNext, normalisedAt, validTimezone } from './timing.js';
 import { actorOf, type AuditService } from '../audit/service.js';
 import type { EventsService } from '../events/service.js';
 import { stateProblem, type ResourcesService } from '../resources/service.js';
 import {
+  activeScheduleAuthorizers,
   claimRun,
+  countSchedules,
+  cutOffSchedule,
   deleteSchedule,
   dueSchedules,
   findSchedule,
   insertSchedule,
   listSchedules,
   recordRun,
+  schedulesAuthorizedBy,
   updateSchedule,
   type ScheduleAction,
   type ScheduleRow,
@@ -28,6 +33,8 @@ export type { ScheduleAction };
 export const SCHEDULER_INTERVAL_MS = 1000;
 /** A run missed while no server was up is made at start-up only if it is less late than this. */
 export const MISSED_RUN_GRACE_MS = 60 * 60_000;
+/** At most this many schedules per account (api-decisions §10). */
+export const MAX_SCHEDULES_PER_ACCOUNT = 200;
 
 export interface Schedule {
   id: string;
@@ -37,6 +44,8 @@ export interface Schedule {
   timezone: string;
   action: ScheduleAction;
   enabled: boolean;
+  /** Why the service disabled it: its authorizing credential ended (`credential_revoked`, `credential_expired`). */
+  disabledReason: string | null;
   nextRunAt: string | null;
   lastRunAt: string | null;
   createdAt: string;
@@ -62,22 +71,8 @@ export interface Execution {
 }
 
 function toSchedule(row: ScheduleRow): Schedule {
-  const { accountId: _account, ...schedule } = row;
+  const { accountId: _account, authorizedBy: _authorizer, ...schedule } = row;
   return schedule;
-}
-
-function validTimezone(timezone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The first time of a 5-field cron expression strictly after `after`, in its time zone. */
-function cronNext(cron: string, timezone: string, after: Date): Date | null {
-  return new Cron(cron, { timezone, paused: true }).nextRun(after);
 }
 
 /** The scope a schedule's action needs, held by whoever creates, changes or runs it. */
@@ -85,23 +80,23 @@ function actionScope(action: ScheduleAction): 'resources:write' | 'events:write'
   return action.type === 'set_state' ? 'resources:write' : 'events:write';
 }
 
-/** A one-shot time as stored: UTC with milliseconds. Ajv's date-time format lets a few through that Date cannot read (23:59:60). */
-function normalisedAt(at: string): string {
-  const time = Date.parse(at);
-  if (Number.isNaN(time)) throw invalidField('/at', 'must be an ISO 8601 time');
-  return new Date(time).toISOString();
+/** A change of what a schedule does or when (a rename is not): its author becomes the credential it depends on. */
+function changesWhatItDoes(input: ScheduleInput): boolean {
+  return input.cron != null || input.at != null || input.timezone !== undefined || input.action !== undefined || input.enabled !== undefined;
 }
 
 /** Thrown inside a run's transaction when another process claimed the run first: rolls it back. */
 class ClaimedElsewhere extends Error {}
 
-export class SchedulesService {
+export class SchedulesService implements StandingObjects {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly events: EventsService,
     private readonly resources: ResourcesService,
+    /** Re-checks a run's authorizer before it acts (src/standing-authority.ts). */
+    private readonly authority: Pick<StandingAuthority, 'ended'>,
   ) {}
 
   /** The first run strictly after `after`, or null when there is none (a past `at`, a disabled schedule). */
@@ -160,6 +155,8 @@ export class SchedulesService {
       timezone: input.timezone ?? 'UTC',
       action: input.action,
       enabled: input.enabled ?? true,
+      disabledReason: null,
+      authorizedBy: authorizerOf(caller),
       nextRunAt: null,
       lastRunAt: null,
       createdAt: now.toISOString(),
@@ -170,7 +167,7 @@ export class SchedulesService {
     await this.validate(caller, row, now, true);
     row.nextRunAt = this.nextRun(row, now);
     await this.db.transaction().execute(async (trx) => {
-      await insertSchedule(trx, row);
+      // The audit record takes the account's row lock first, so two creates cannot both pass the cap.
       await this.audit.record(trx, {
         accountId: caller.accountId,
         type: 'schedule.created',
@@ -178,6 +175,10 @@ export class SchedulesService {
         target: { type: 'schedule', id: row.id },
         data: { name: row.name, cron: row.cron, at: row.at, timezone: row.timezone, action: row.action.type },
       });
+      if ((await countSchedules(trx, caller.accountId)) >= MAX_SCHEDULES_PER_ACCOUNT) {
+        throw conflict(`An account may have at most ${MAX_SCHEDULES_PER_ACCOUNT} schedules`);
+      }
+      await insertSchedule(trx, row);
     });
     return toSchedule(row);
   }
@@ -197,7 +198,7 @@ export class SchedulesService {
   }
 
   /** The schedule after a change, its next run not yet worked out. Setting one of cron and at replaces the other. */
-  private changed(current: ScheduleRow, input: ScheduleInput, now: Date): ScheduleRow {
+  private changed(caller: Credential, current: ScheduleRow, input: ScheduleInput, now: Date): ScheduleRow {
     const timing =
       input.cron != null
         ? { cron: input.cron, at: null }
@@ -211,6 +212,9 @@ export class SchedulesService {
       timezone: input.timezone ?? current.timezone,
       action: input.action ?? current.action,
       enabled: input.enabled ?? current.enabled,
+      // Enabling lifts a cut-off; whoever changes what it does or when becomes its authorizer.
+      disabledReason: input.enabled === true ? null : current.disabledReason,
+      authorizedBy: changesWhatItDoes(input) ? authorizerOf(caller) : current.authorizedBy,
       updatedAt: now.toISOString(),
     };
   }
@@ -221,7 +225,7 @@ export class SchedulesService {
     if (input.cron != null && input.at != null) throw invalidField('/cron', 'send at most one of cron and at: setting one replaces the other');
     const now = this.clock.now();
     if (input.at != null && Date.parse(normalisedAt(input.at)) <= now.getTime()) throw invalidField('/at', 'must be in the future');
-    const planned = this.changed(await this.require(this.db, caller.accountId, id), input, now);
+    const planned = this.changed(caller, await this.require(this.db, caller.accountId, id), input, now);
     if (input.enabled === true && planned.at !== null && Date.parse(planned.at) <= now.getTime()) {
       throw invalidField('/at', 'has passed: send a new at to enable this one-shot schedule again');
     }
@@ -240,7 +244,7 @@ export class SchedulesService {
         target: { type: 'schedule', id },
         data: { changed: changes },
       });
-      const next = this.changed(await this.require(trx, caller.accountId, id), input, now);
+      const next = this.changed(caller, await this.require(trx, caller.accountId, id), input, now);
       if (retimed) next.nextRunAt = this.nextRun(next, now);
       await updateSchedule(trx, next);
       return toSchedule(next);
@@ -296,7 +300,11 @@ export class SchedulesService {
     const now = this.clock.now();
     const executions: Execution[] = [];
     const failures: unknown[] = [];
-    for (const row of await dueSchedules(this.db, now.toISOString(), limit)) {
+    const due = await dueSchedules(this.db, now.toISOString(), limit);
+    // A run acts only while its authorizing credential lives: those that ended are cut off instead.
+    const ended = await this.authority.ended(due.map((row) => row.authorizedBy));
+    for (const row of due) {
+      if (ended.has(row.authorizedBy.id)) continue;
       const scheduledFor = this.runTime(row, now);
       const oneShot = row.at !== null;
       const claim = async (exec: Executor) => {
@@ -352,5 +360,27 @@ export class SchedulesService {
       });
       return { scheduleId: row.id, scheduledFor, executedAt, outcome, ...(error !== undefined ? { error } : {}), eventId: event.id };
     });
+  }
+
+  /** Disables the schedules these ended credentials authorized, each with a `schedule.disabled` record. */
+  async cutOffAuthorizedBy(exec: Executor, credentialIds: readonly string[], reason: CutOffReason): Promise<number> {
+    const rows = await schedulesAuthorizedBy(exec, credentialIds);
+    const nowIso = this.clock.now().toISOString();
+    for (const row of rows) {
+      await cutOffSchedule(exec, row.id, reason, nowIso);
+      await this.audit.record(exec, {
+        accountId: row.accountId,
+        type: 'schedule.disabled',
+        actor: { kind: 'system' },
+        target: { type: 'schedule', id: row.id },
+        data: { reason, credential: row.authorizedBy },
+      });
+    }
+    return rows.length;
+  }
+
+  /** The credentials that enabled schedules depend on, for the sweep of expiries. */
+  activeAuthorizers(exec: Executor): Promise<Authorizer[]> {
+    return activeScheduleAuthorizers(exec);
   }
 }

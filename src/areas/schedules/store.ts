@@ -1,3 +1,5 @@
+import type { Authorizer } from '../../platform/credential.js';
+import type { CutOffReason } from '../../standing-authority.js';
 import type { Executor } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
 
@@ -14,6 +16,10 @@ export interface ScheduleRow {
   timezone: string;
   action: ScheduleAction;
   enabled: boolean;
+  /** Why the service disabled it (its credential ended), or null. */
+  disabledReason: CutOffReason | null;
+  /** The credential that created it or last changed what it does; its runs stop when that ends. */
+  authorizedBy: Authorizer;
   nextRunAt: string | null;
   lastRunAt: string | null;
   createdAt: string;
@@ -29,6 +35,9 @@ type Columns = {
   timezone: string;
   action: string;
   enabled: number;
+  disabled_reason: string | null;
+  authorized_by_kind: string;
+  authorized_by_id: string;
   next_run_at: string | null;
   last_run_at: string | null;
   created_at: string;
@@ -45,6 +54,8 @@ function toRow(row: Columns): ScheduleRow {
     timezone: row.timezone,
     action: JSON.parse(row.action) as ScheduleAction,
     enabled: Number(row.enabled) === 1,
+    disabledReason: row.disabled_reason as CutOffReason | null,
+    authorizedBy: { kind: row.authorized_by_kind as Authorizer['kind'], id: row.authorized_by_id },
     nextRunAt: row.next_run_at,
     lastRunAt: row.last_run_at,
     createdAt: row.created_at,
@@ -62,6 +73,9 @@ function toColumns(row: ScheduleRow): Columns {
     timezone: row.timezone,
     action: JSON.stringify(row.action),
     enabled: row.enabled ? 1 : 0,
+    disabled_reason: row.disabledReason,
+    authorized_by_kind: row.authorizedBy.kind,
+    authorized_by_id: row.authorizedBy.id,
     next_run_at: row.nextRunAt,
     last_run_at: row.lastRunAt,
     created_at: row.createdAt,
@@ -95,17 +109,67 @@ export async function deleteSchedule(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('schedules').where('id', '=', id).execute();
 }
 
+/**
+ * Due schedules, taken round-robin by account: each account's oldest due run first, then each
+ * one's second, and so on, so one account's many due runs never hold up the others'.
+ */
 export async function dueSchedules(db: Executor, nowIso: string, limit: number): Promise<ScheduleRow[]> {
   const rows = await db
-    .selectFrom('schedules')
+    .selectFrom((qb) =>
+      qb
+        .selectFrom('schedules')
+        .selectAll()
+        .select((eb) =>
+          eb.fn
+            .agg<number>('row_number')
+            .over((over) => over.partitionBy('account_id').orderBy('next_run_at').orderBy('id'))
+            .as('turn'),
+        )
+        .where('enabled', '=', 1)
+        .where('next_run_at', 'is not', null)
+        .where('next_run_at', '<=', nowIso)
+        .as('due'),
+    )
     .selectAll()
-    .where('enabled', '=', 1)
-    .where('next_run_at', 'is not', null)
-    .where('next_run_at', '<=', nowIso)
+    .orderBy('turn')
     .orderBy('next_run_at')
+    .orderBy('id')
     .limit(limit)
     .execute();
   return rows.map(toRow);
+}
+
+export async function countSchedules(db: Executor, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('schedules')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** The schedules still acting on these credentials' authority. */
+export async function schedulesAuthorizedBy(db: Executor, credentialIds: readonly string[]): Promise<ScheduleRow[]> {
+  if (credentialIds.length === 0) return [];
+  const rows = await db.selectFrom('schedules').selectAll().where('authorized_by_id', 'in', credentialIds).where('disabled_reason', 'is', null).execute();
+  return rows.map(toRow);
+}
+
+/** Disables a schedule for a reason: no next run until someone enables it again. */
+export async function cutOffSchedule(db: Executor, id: string, reason: string, nowIso: string): Promise<void> {
+  await db.updateTable('schedules').set({ enabled: 0, disabled_reason: reason, next_run_at: null, updated_at: nowIso }).where('id', '=', id).execute();
+}
+
+/** The credentials that enabled schedules depend on. */
+export async function activeScheduleAuthorizers(db: Executor): Promise<Authorizer[]> {
+  const rows = await db
+    .selectFrom('schedules')
+    .select(['authorized_by_kind', 'authorized_by_id'])
+    .distinct()
+    .where('enabled', '=', 1)
+    .where('disabled_reason', 'is', null)
+    .execute();
+  return rows.map((row) => ({ kind: row.authorized_by_kind as Authorizer['kind'], id: row.authorized_by_id }));
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { DisabledReason, DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { EVENT_TYPES } from '../events/event.js';
 import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, type WebhooksService } from './service.js';
 import { SIGNATURE_HEADER } from './signing.js';
@@ -22,7 +22,7 @@ const webhookFields = {
   url: Type.String(),
   events: Type.Array(Type.String()),
   enabled: Type.Boolean(),
-  disabledReason: Type.Union([Type.String(), Type.Null()], { description: 'Why delivery was stopped by the service (credential_revoked, credential_expired)' }),
+  disabledReason: DisabledReason,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 };

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Credential } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
 import { newId, newSecret } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
@@ -9,10 +8,11 @@ import { actorOf, type AuditService } from '../audit/service.js';
 import { CUSTOM_EVENT_TYPE, EVENT_TYPES, eventJson, type Event } from '../events/event.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
-import { authorizerOf, type Authorizer } from './authorizer.js';
+import { authorizerOf, type Authorizer, type Credential } from '../../platform/credential.js';
 import { IN_FLIGHT_PER_WEBHOOK, takeInTurn } from './fair-claim.js';
 import { deliveryHeaders } from './signing.js';
 import { checkWebhookUrl } from './url-policy.js';
+import type { CutOffReason, StandingAuthority, StandingObjects } from '../../standing-authority.js';
 import {
   activeAuthorizers,
   claimDeliveries,
@@ -53,7 +53,7 @@ export interface Webhook {
   url: string;
   events: string[];
   enabled: boolean;
-  disabledReason: string | null;
+  disabledReason: CutOffReason | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -104,6 +104,11 @@ function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
+/** A change of where, what or whether a webhook delivers (a rename or a new secret is not). */
+function changesWhatItDoes(input: WebhookInput): boolean {
+  return input.url !== undefined || input.events !== undefined || input.enabled !== undefined;
+}
+
 export function matches(filters: readonly string[], type: string): boolean {
   return filters.includes(type) || (type.startsWith('custom.') && filters.includes('custom.*'));
 }
@@ -117,7 +122,7 @@ function validateEvents(events: string[]): void {
   });
 }
 
-export class WebhooksService {
+export class WebhooksService implements StandingObjects {
   /** Set when the outbox gained deliveries, so a commit wakes the dispatcher only when there is work. */
   private queuedSinceCheck = false;
   private lastWideLook = 0;
@@ -127,8 +132,8 @@ export class WebhooksService {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly audit: AuditService,
-    /** Which of these authorizing credentials (API keys, OAuth connections or apps) are still live. */
-    private readonly liveAuthorizers: (authorizers: Authorizer[]) => Promise<Set<string>>,
+    /** Re-checks authorizers before a delivery is sent (src/standing-authority.ts). */
+    private readonly authority: Pick<StandingAuthority, 'ended'>,
     private readonly usage: UsageService,
     private readonly secrets: SecretBox,
     private readonly sender: WebhookSender,
@@ -218,9 +223,10 @@ export class WebhooksService {
         url: url ?? current.url,
         events: input.events !== undefined ? [...new Set(input.events)] : current.events,
         enabled: input.enabled ?? current.enabled,
-        // Enabling makes the caller the authorizing credential, and lifts a cut-off.
+        // Enabling lifts a cut-off. Whoever changes what the webhook does (where it delivers, what,
+        // whether) becomes the credential it depends on (docs/decisions.md, "Standing authority").
         disabledReason: enabling ? null : current.disabledReason,
-        authorizedBy: enabling ? authorizerOf(caller) : current.authorizedBy,
+        authorizedBy: changesWhatItDoes(input) ? authorizerOf(caller) : current.authorizedBy,
         updatedAt: this.clock.now().toISOString(),
       };
       await updateWebhook(trx, updated);
@@ -346,7 +352,7 @@ export class WebhooksService {
   }
 
   /** Disables webhooks whose authorizing credential ended, clearing their queues. */
-  async cutOffAuthorizedBy(exec: Executor, credentialIds: string[], reason: 'credential_revoked' | 'credential_expired'): Promise<number> {
+  async cutOffAuthorizedBy(exec: Executor, credentialIds: readonly string[], reason: CutOffReason): Promise<number> {
     const hooks = await webhooksAuthorizedBy(exec, credentialIds);
     const now = this.clock.now().toISOString();
     for (const hook of hooks) {
@@ -362,13 +368,9 @@ export class WebhooksService {
     return hooks.length;
   }
 
-  /** Cuts off webhooks whose authorizing credential has ended; returns the ended credential ids. */
-  private async cutOffExpired(authorizers: Authorizer[]): Promise<string[]> {
-    const unique = [...new Map(authorizers.map((authorizer) => [authorizer.id, authorizer])).values()];
-    const live = await this.liveAuthorizers(unique);
-    const ended = unique.filter((authorizer) => !live.has(authorizer.id)).map((authorizer) => authorizer.id);
-    if (ended.length > 0) await this.db.transaction().execute((trx) => this.cutOffAuthorizedBy(trx, ended, 'credential_expired'));
-    return ended;
+  /** The credentials that enabled webhooks depend on, for the sweep of expiries. */
+  activeAuthorizers(exec: Executor): Promise<Authorizer[]> {
+    return activeAuthorizers(exec);
   }
 
   /**
@@ -395,8 +397,8 @@ export class WebhooksService {
       ids.push(...takeInTurn(others, limit - ids.length, taken));
     }
     const claimed = await claimDeliveries(this.db, ids, nowIso, new Date(now.getTime() + this.options.leaseMs).toISOString());
-    const ended = await this.cutOffExpired(claimed.map((delivery) => delivery.authorizedBy));
-    return ended.length === 0 ? claimed : claimed.filter((delivery) => !ended.includes(delivery.authorizedBy.id));
+    const ended = await this.authority.ended(claimed.map((delivery) => delivery.authorizedBy));
+    return ended.size === 0 ? claimed : claimed.filter((delivery) => !ended.has(delivery.authorizedBy.id));
   }
 
   /** One attempt of a claimed delivery: sign the stored body, send, record the outcome. */
@@ -430,9 +432,8 @@ export class WebhooksService {
     return pendingDeliveries(this.db);
   }
 
-  /** Keeps the latest completed deliveries of each webhook, and cuts off webhooks of expired keys. */
+  /** Keeps the latest completed deliveries of each webhook. */
   async housekeeping(): Promise<void> {
     await pruneCompletedDeliveries(this.db, HISTORY_KEPT);
-    await this.cutOffExpired(await activeAuthorizers(this.db));
   }
 }

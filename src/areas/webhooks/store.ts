@@ -1,3 +1,5 @@
+import type { Authorizer } from '../../platform/credential.js';
+import type { CutOffReason } from '../../standing-authority.js';
 import { sql } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
@@ -10,9 +12,9 @@ export interface WebhookRow {
   url: string;
   events: string[];
   enabled: boolean;
-  disabledReason: string | null;
+  disabledReason: CutOffReason | null;
   sealedSecret: string;
-  authorizedBy: { kind: string; id: string };
+  authorizedBy: Authorizer;
   pendingCount: number;
   gap: { from: number; to: number; dropped: number } | null;
   createdAt: string;
@@ -69,9 +71,9 @@ function toWebhook(row: WebhookColumns): WebhookRow {
     url: row.url,
     events: JSON.parse(row.events) as string[],
     enabled: Number(row.enabled) === 1,
-    disabledReason: row.disabled_reason,
+    disabledReason: row.disabled_reason as CutOffReason | null,
     sealedSecret: row.secret,
-    authorizedBy: { kind: row.authorized_by_kind, id: row.authorized_by_id },
+    authorizedBy: { kind: row.authorized_by_kind as Authorizer['kind'], id: row.authorized_by_id },
     pendingCount: Number(row.pending_count),
     gap: row.gap_from === null ? null : { from: Number(row.gap_from), to: Number(row.gap_to), dropped: Number(row.gap_dropped) },
     createdAt: row.created_at,
@@ -214,7 +216,7 @@ export async function deleteWebhook(db: Executor, id: string): Promise<void> {
   if (deleted) await changeWebhookCount(db, deleted.account_id, -1);
 }
 
-export async function webhooksAuthorizedBy(db: Executor, credentialIds: string[]): Promise<WebhookRow[]> {
+export async function webhooksAuthorizedBy(db: Executor, credentialIds: readonly string[]): Promise<WebhookRow[]> {
   if (credentialIds.length === 0) return [];
   const rows = await db.selectFrom('webhooks').selectAll().where('authorized_by_id', 'in', credentialIds).where('disabled_reason', 'is', null).execute();
   return rows.map(toWebhook);
@@ -323,7 +325,7 @@ export async function claimDeliveries(
   ids: readonly string[],
   nowIso: string,
   leaseUntil: string,
-): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: { kind: string; id: string } }>> {
+): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: Authorizer }>> {
   if (ids.length === 0) return [];
   const claimed = await db
     .updateTable('webhook_deliveries')
@@ -343,7 +345,14 @@ export async function claimDeliveries(
   return claimed.flatMap((row) => {
     const hook = byId.get(row.webhook_id);
     return hook
-      ? [{ ...toDelivery(row), url: hook.url, sealedSecret: hook.secret, authorizedBy: { kind: hook.authorized_by_kind, id: hook.authorized_by_id } }]
+      ? [
+          {
+            ...toDelivery(row),
+            url: hook.url,
+            sealedSecret: hook.secret,
+            authorizedBy: { kind: hook.authorized_by_kind as Authorizer['kind'], id: hook.authorized_by_id },
+          },
+        ]
       : [];
   });
 }
@@ -423,9 +432,9 @@ export async function pruneCompletedDeliveries(db: Executor, keep: number): Prom
 }
 
 /** The credentials that authorize webhooks not yet cut off. */
-export async function activeAuthorizers(db: Executor): Promise<Array<{ kind: string; id: string }>> {
+export async function activeAuthorizers(db: Executor): Promise<Authorizer[]> {
   const rows = await db.selectFrom('webhooks').select(['authorized_by_kind', 'authorized_by_id']).distinct().where('disabled_reason', 'is', null).execute();
-  return rows.map((row) => ({ kind: row.authorized_by_kind, id: row.authorized_by_id }));
+  return rows.map((row) => ({ kind: row.authorized_by_kind as Authorizer['kind'], id: row.authorized_by_id }));
 }
 
 /** Every webhook's stored (sealed) signing secret, for a check of the key or a change of it. */

@@ -10,6 +10,7 @@ import * as connectionExpiry from './0008_connection_expiry.js';
 import * as creationOrder from './0009_creation_order.js';
 import * as resourceCounts from './0010_resource_counts.js';
 import * as accountWebhookCount from './0011_account_webhook_count.js';
+import * as standingAuthority from './0012_standing_authority.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_creation_order': creationOrder,
   '0010_resource_counts': resourceCounts,
   '0011_account_webhook_count': accountWebhookCount,
+  '0012_standing_authority': standingAuthority,
 };
