@@ -123,10 +123,13 @@ describe('public system endpoints', () => {
     for (const type of body.eventTypes) expect(type).toBeTypeOf('string');
     expect(body.limits).toMatchObject({
       rateLimitPerMinute: app().config.rateLimitPerMinute,
+      rateLimitAccountPerMinute: app().config.rateLimitAccountPerMinute,
       eventRetention: 10000,
       accessTokenTtlSeconds: 900,
     });
     expect(Number.isInteger(body.limits.rateLimitPerMinute)).toBe(true);
+    // The per-account caps of api-decisions §10 (beyond them: 409 conflict).
+    expect(body.limits).toMatchObject({ activeApiKeysPerAccount: 100, appsPerAccount: 50, schedulesPerAccount: 200, webhooksPerAccount: 20 });
   });
 
   it('GET /api/v1/capabilities reflects the configured limits', async () => {
@@ -137,6 +140,18 @@ describe('public system endpoints', () => {
       const response = await custom.request({ url: '/api/v1/capabilities' });
       expect(response.status).toBe(200);
       expect(response.json.limits).toMatchObject({ rateLimitPerMinute: 1234, eventRetention: 77, accessTokenTtlSeconds: 900 });
+      // The account's allowance follows the credential's unless set: ten times it.
+      expect(response.json.limits.rateLimitAccountPerMinute).toBe(12340);
+    } finally {
+      await custom.close();
+    }
+  });
+
+  it('GET /api/v1/capabilities gives the account allowance as configured', async () => {
+    const custom = await TestApp.start({ env: { RATE_LIMIT_PER_MINUTE: '100', RATE_LIMIT_ACCOUNT_PER_MINUTE: '250' } });
+    try {
+      const response = await custom.request({ url: '/api/v1/capabilities' });
+      expect(response.json.limits).toMatchObject({ rateLimitPerMinute: 100, rateLimitAccountPerMinute: 250 });
     } finally {
       await custom.close();
     }

@@ -8,7 +8,11 @@ import { openApiJson } from '../../platform/openapi.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { BODY_LIMIT } from '../../platform/request-limits.js';
 import { WINDOW_MS } from '../../platform/rate-limit.js';
+import { MAX_APPS_PER_ACCOUNT } from '../apps/service.js';
 import { EVENT_TYPES } from '../events/event.js';
+import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../keys/service.js';
+import { MAX_SCHEDULES_PER_ACCOUNT } from '../schedules/service.js';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../webhooks/service.js';
 import type { Capability } from './capability.js';
 import type { SystemService } from './service.js';
 
@@ -34,12 +38,30 @@ const Status = Type.Object(
   { $id: 'Status' },
 );
 const ApiInfo = Type.Object({ name: Type.String(), version: Type.String() }, { $id: 'ApiInfo' });
+const Count = (description: string) => Type.Integer({ minimum: 1, description });
+/** The limits every deployment has; each area adds entries of its own (hence additionalProperties). */
+const Limits = Type.Object(
+  {
+    rateLimitPerMinute: Count('Requests per credential per window'),
+    rateLimitAccountPerMinute: Count("Requests per account per window, all of the account's credentials together"),
+    rateLimitAnonPerMinute: Count('Requests per IP per window without a valid credential'),
+    rateLimitWindowSeconds: Count('The rate-limit window'),
+    requestBodyBytes: Count('Largest request body'),
+    echoBodyBytes: Count('Largest body of POST /api/v1/echo'),
+    echoMessageLength: Count('Longest message of POST /api/v1/echo'),
+    activeApiKeysPerAccount: Count('Active API keys an account may hold (409 conflict beyond)'),
+    appsPerAccount: Count('Apps an account may register (409 conflict beyond)'),
+    schedulesPerAccount: Count('Schedules an account may have (409 conflict beyond)'),
+    webhooksPerAccount: Count('Webhooks an account may have (409 conflict beyond)'),
+  },
+  { additionalProperties: true },
+);
 const Capabilities = Type.Object(
   {
     features: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown())),
     scopes: Type.Array(Type.String()),
     eventTypes: Type.Array(Type.String()),
-    limits: Type.Record(Type.String(), Type.Unknown()),
+    limits: Limits,
   },
   { $id: 'Capabilities' },
 );
@@ -111,11 +133,17 @@ export const systemRoutes: FastifyPluginAsyncTypebox<{
     eventTypes: [...EVENT_TYPES],
     limits: {
       rateLimitPerMinute: config.rateLimitPerMinute,
+      rateLimitAccountPerMinute: config.rateLimitAccountPerMinute,
       rateLimitAnonPerMinute: config.rateLimitAnonPerMinute,
       rateLimitWindowSeconds: WINDOW_MS / 1000,
       requestBodyBytes: BODY_LIMIT,
       echoBodyBytes: ECHO_BODY_LIMIT,
       echoMessageLength: ECHO_MESSAGE_MAX,
+      // The per-account caps (api-decisions §10) side by side, from the constants their services check.
+      activeApiKeysPerAccount: MAX_ACTIVE_KEYS_PER_ACCOUNT,
+      appsPerAccount: MAX_APPS_PER_ACCOUNT,
+      schedulesPerAccount: MAX_SCHEDULES_PER_ACCOUNT,
+      webhooksPerAccount: MAX_WEBHOOKS_PER_ACCOUNT,
       ...Object.assign({}, ...areas.map((area) => area.limits ?? {})),
     },
   };
