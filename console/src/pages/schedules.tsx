@@ -40,6 +40,12 @@ function describeAction(action: ScheduleAction): string {
   return action.type === 'set_state' ? `set ${action.resourceId} to ${formatState(action.state)}` : `publish ${action.eventType}`;
 }
 
+/** Paused by the user, or stopped by the service when the credential it acted on ended (enabling it again resumes it). */
+function scheduleStatus(schedule: Schedule): string {
+  if (schedule.disabledReason) return `stopped by the service: ${schedule.disabledReason.replace('_', ' ')}`;
+  return schedule.enabled ? 'enabled' : 'paused';
+}
+
 function CronWords({ cron, timezone }: { cron: string; timezone: string }) {
   const reading = readCron(cron, timezone, 3);
   return 'error' in reading ? <span class="reason">{reading.error}</span> : <span>{reading.description}</span>;
@@ -94,7 +100,7 @@ function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: 
     <section class="card" aria-labelledby={titleId} data-schedule-id={schedule.id}>
       <div class="card-head">
         <h2 id={titleId}>{schedule.name}</h2>
-        <span class={schedule.enabled ? 'pill pill-ok' : 'pill pill-off'}>{schedule.enabled ? 'enabled' : 'paused'}</span>
+        <span class={schedule.enabled && !schedule.disabledReason ? 'pill pill-ok' : 'pill pill-off'}>{scheduleStatus(schedule)}</span>
       </div>
       <dl class="facts">
         <dt>When</dt>
@@ -124,7 +130,7 @@ function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: 
         <GuardedButton needs={['schedules:manage', actionScope(schedule.action)]} type="button" busy={action.busy} onClick={run}>
           Run now<span class="visually-hidden"> {schedule.name}</span>
         </GuardedButton>
-        {schedule.enabled ? (
+        {schedule.enabled && !schedule.disabledReason ? (
           <button type="button" class="secondary" disabled={action.busy} onClick={() => setEnabled(false)}>
             Pause<span class="visually-hidden"> {schedule.name}</span>
           </button>
@@ -143,6 +149,7 @@ function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: 
           Delete<span class="visually-hidden"> {schedule.name}</span>
         </button>
       </div>
+      {schedule.disabledReason && <p class="hint">Enabling it again makes the connected key the credential it runs on.</p>}
       {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="That did not work" />
       {execution && (
