@@ -229,9 +229,10 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
             Pause<span class="visually-hidden"> {webhook.name}</span>
           </button>
         )}
-        <button type="button" class="secondary" onClick={() => setConfirm('rotate')}>
+        {/* The new secret can sign any event, so the server asks for events:read too. */}
+        <GuardedButton needs={['webhooks:manage', 'events:read']} type="button" class="secondary" onClick={() => setConfirm('rotate')}>
           Rotate secret<span class="visually-hidden"> of {webhook.name}</span>
-        </button>
+        </GuardedButton>
         <button type="button" class="secondary" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>
           {showLog ? 'Hide deliveries' : 'Show deliveries'}
           <span class="visually-hidden"> of {webhook.name}</span>
@@ -240,6 +241,7 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
           Delete<span class="visually-hidden"> {webhook.name}</span>
         </button>
       </div>
+      {webhook.disabledReason && <p class="hint">Resuming it makes the connected key the credential it delivers on.</p>}
       {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="The webhook was not changed" />
       {secret && (
