@@ -174,6 +174,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     if (webhookCount > 0) await webhooks.enqueue(exec, accountId, appended);
   });
   authority.register(webhooks);
+  authority.register(oauth.clientCredentialsAuthority);
   const accounts = new AccountsService(db, clock, audit);
   // Several processes: each keeps views too, told of the others' commits by the bus.
   const resources = new ResourcesService(

@@ -179,6 +179,8 @@ export interface AppsTable {
   client_secret_hash: string | null;
   /** The API key that registered the app or last changed its scopes: its client credentials end with it. */
   authorized_by_key_id: string | null;
+  /** Set (`credential_revoked`, `credential_expired`) when that key ended; cleared when a live key re-authorizes. */
+  client_credentials_ended: string | null;
   created_at: string;
   updated_at: string;
 }

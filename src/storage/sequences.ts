@@ -36,3 +36,19 @@ export async function nextEventSequence(db: Executor, accountId: string): Promis
   if (!row) throw new Error(`no account ${accountId}`);
   return { id: Number(row.event_seq), webhooks: Number(row.webhook_count) };
 }
+
+const lockAccount = prepare((db, p: { accountId: string }) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ audit_seq: eb.ref('audit_seq') }))
+    .where('id', '=', p.accountId),
+);
+
+/**
+ * Takes the account's row lock without taking a number: work that changes an account's other rows
+ * and then audits takes it first, in the order every writer takes its locks (the account's row,
+ * then its others), so it never deadlocks with a write of the account.
+ */
+export async function lockAccountRow(db: Executor, accountId: string): Promise<void> {
+  await lockAccount.execute(db, { accountId });
+}

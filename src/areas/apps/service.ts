@@ -8,11 +8,14 @@ import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
 import { actorOf, type AuditService } from '../audit/service.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { inTransaction } from '../../storage/transaction.js';
+import type { CutOffReason } from '../../standing-authority.js';
 import {
   appAuthorizingKeys,
+  clientCredentialKeys,
   confidentialAppsAuthorizedBy,
   countApps,
   deleteApp,
+  endClientCredentials,
   findApp,
   findAppByClientId,
   insertApp,
@@ -116,6 +119,7 @@ export class AppsService {
       scopes: [...new Set(input.scopes)],
       clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
       authorizedByKeyId: authorizingKey(caller),
+      clientCredentialsEnded: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -164,7 +168,7 @@ export class AppsService {
         redirectUris: input.redirectUris ? [...new Set(input.redirectUris)] : current.redirectUris,
         scopes: input.scopes ? [...new Set(input.scopes)] : current.scopes,
         // Whoever changes what the app may be granted becomes the key its client credentials rest on.
-        authorizedByKeyId: input.scopes ? authorizingKey(caller) : current.authorizedByKeyId,
+        ...(input.scopes ? { authorizedByKeyId: authorizingKey(caller), clientCredentialsEnded: null } : {}),
         updatedAt: this.clock.now().toISOString(),
       };
       await updateApp(trx, next);
@@ -219,9 +223,19 @@ export class AppsService {
     return appAuthorizingKeys(this.db, ids);
   }
 
-  /** The confidential apps whose client credentials rest on this key. */
-  restingOnKey(exec: Executor, keyId: string): Promise<AppRow[]> {
-    return confidentialAppsAuthorizedBy(exec, keyId);
+  /** The confidential apps whose client credentials rest on these keys and have not ended. */
+  restingOnKeys(exec: Executor, keyIds: readonly string[]): Promise<AppRow[]> {
+    return confidentialAppsAuthorizedBy(exec, keyIds);
+  }
+
+  /** The keys confidential apps' live client credentials rest on. */
+  clientCredentialKeys(exec: Executor): Promise<string[]> {
+    return clientCredentialKeys(exec);
+  }
+
+  /** Records that an app's client credentials ended with their key; false when that was already recorded. */
+  endClientCredentials(exec: Executor, appId: string, reason: CutOffReason): Promise<boolean> {
+    return endClientCredentials(exec, appId, reason, this.clock.now().toISOString());
   }
 
   /** The app with this client id, for the OAuth endpoints. */

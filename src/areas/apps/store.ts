@@ -1,3 +1,4 @@
+import type { CutOffReason } from '../../standing-authority.js';
 import type { Executor } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
 
@@ -12,6 +13,8 @@ export interface AppRow {
   clientSecretHash: string | null;
   /** The API key that registered it, changed its scopes or rotated its secret: its client credentials end with that key. */
   authorizedByKeyId: string | null;
+  /** Set when that key ended: no client-credentials token until a live key changes its scopes or secret. */
+  clientCredentialsEnded: CutOffReason | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -26,6 +29,7 @@ type Columns = {
   scopes: string;
   client_secret_hash: string | null;
   authorized_by_key_id: string | null;
+  client_credentials_ended: string | null;
   created_at: string;
   updated_at: string;
 };
@@ -41,6 +45,7 @@ function toApp(row: Columns): AppRow {
     scopes: JSON.parse(row.scopes) as string[],
     clientSecretHash: row.client_secret_hash,
     authorizedByKeyId: row.authorized_by_key_id,
+    clientCredentialsEnded: row.client_credentials_ended as CutOffReason | null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -57,6 +62,7 @@ function toColumns(app: AppRow): Columns {
     scopes: JSON.stringify(app.scopes),
     client_secret_hash: app.clientSecretHash,
     authorized_by_key_id: app.authorizedByKeyId,
+    client_credentials_ended: app.clientCredentialsEnded,
     created_at: app.createdAt,
     updated_at: app.updatedAt,
   };
@@ -93,17 +99,53 @@ export async function deleteApp(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('apps').where('id', '=', id).execute();
 }
 
-/** The authorizing key of each of these apps that exists and has one. */
+/** The authorizing key of each of these apps whose client credentials have not ended. */
 export async function appAuthorizingKeys(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('apps').select(['id', 'authorized_by_key_id']).where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('apps')
+    .select(['id', 'authorized_by_key_id'])
+    .where('id', 'in', ids)
+    .where('client_credentials_ended', 'is', null)
+    .execute();
   return new Map(rows.flatMap((row) => (row.authorized_by_key_id === null ? [] : [[row.id, row.authorized_by_key_id] as const])));
 }
 
-/** The confidential apps whose client credentials rest on this key. */
-export async function confidentialAppsAuthorizedBy(db: Executor, keyId: string): Promise<AppRow[]> {
-  const rows = await db.selectFrom('apps').selectAll().where('authorized_by_key_id', '=', keyId).where('type', '=', 'confidential').execute();
+/** The confidential apps whose client credentials rest on these keys and have not ended. */
+export async function confidentialAppsAuthorizedBy(db: Executor, keyIds: readonly string[]): Promise<AppRow[]> {
+  if (keyIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('apps')
+    .selectAll()
+    .where('authorized_by_key_id', 'in', keyIds)
+    .where('type', '=', 'confidential')
+    .where('client_credentials_ended', 'is', null)
+    .execute();
   return rows.map(toApp);
+}
+
+/** The keys the client credentials of confidential apps rest on, where they have not ended. */
+export async function clientCredentialKeys(db: Executor): Promise<string[]> {
+  const rows = await db
+    .selectFrom('apps')
+    .select('authorized_by_key_id')
+    .distinct()
+    .where('type', '=', 'confidential')
+    .where('client_credentials_ended', 'is', null)
+    .where('authorized_by_key_id', 'is not', null)
+    .execute();
+  return rows.map((row) => row.authorized_by_key_id as string);
+}
+
+/** Records that an app's client credentials ended; false when another transaction did first. */
+export async function endClientCredentials(db: Executor, appId: string, reason: CutOffReason, nowIso: string): Promise<boolean> {
+  const result = await db
+    .updateTable('apps')
+    .set({ client_credentials_ended: reason, updated_at: nowIso })
+    .where('id', '=', appId)
+    .where('client_credentials_ended', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function countApps(db: Executor, accountId: string): Promise<number> {

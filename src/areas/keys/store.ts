@@ -133,7 +133,6 @@ export async function usableKeyIds(db: Executor, keyIds: string[], nowIso: strin
   return new Set(rows.map((row) => row.id));
 }
 
-/** Every key of the account, revoked and expired ones included, oldest first (never the hash). */
 /** Keys neither revoked nor expired. */
 export async function countActiveKeys(db: Executor, accountId: string, nowIso: string): Promise<number> {
   const row = await db
@@ -146,6 +145,7 @@ export async function countActiveKeys(db: Executor, accountId: string, nowIso: s
   return Number(row.count);
 }
 
+/** Every key of the account, revoked and expired ones included, oldest first (never the hash). */
 export async function listAllKeys(db: Executor, accountId: string): Promise<KeyRow[]> {
   const rows = await db.selectFrom('api_keys').select(KEY_COLUMNS).where('account_id', '=', accountId).orderBy('created_seq').orderBy('id').execute();
   return rows.map(toKey);

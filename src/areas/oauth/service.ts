@@ -15,6 +15,7 @@ import type { AppRow, AppsService } from '../apps/service.js';
 import type { AuditService } from '../audit/service.js';
 import type { KeysService } from '../keys/service.js';
 import { AuthorizationEndpoint } from './authorization.js';
+import { ClientCredentialsAuthority } from './client-credentials.js';
 import { OAuthConnections } from './connections.js';
 import { OAuthError } from './errors.js';
 import { grantableScopes, parseScopeParam, sameSecret, stillAllowed, type Params } from './grants.js';
@@ -24,7 +25,6 @@ import {
   findToken,
   findUsableAccessToken,
   insertToken,
-  revokeClientCredentialTokens,
   revokeToken,
   rotateRefreshToken,
   takeCode,
@@ -66,6 +66,8 @@ export class OAuthService implements CredentialResolver {
   readonly prefix = `${ACCESS_TOKEN_PREFIX}_`;
   readonly authorization: AuthorizationEndpoint;
   readonly connections: OAuthConnections;
+  /** Apps' client credentials, which end with the key they rest on (registered with StandingAuthority). */
+  readonly clientCredentialsAuthority: ClientCredentialsAuthority;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -78,8 +80,7 @@ export class OAuthService implements CredentialResolver {
   ) {
     this.authorization = new AuthorizationEndpoint(db, clock, apps, keys, audit);
     this.connections = new OAuthConnections(db, clock, keys, audit, domain);
-    // An app's client credentials end with the key they rest on (docs/decisions.md, "Standing authority").
-    domain.inside('key.revoked', async (exec, key) => this.endClientCredentials(exec, key.id));
+    this.clientCredentialsAuthority = new ClientCredentialsAuthority(clock, apps, audit, domain);
   }
 
   get issuer(): string {
@@ -279,24 +280,6 @@ export class OAuthService implements CredentialResolver {
     const appKeys = await this.apps.authorizingKeys(ids);
     const usable = await this.keys.usableIds([...new Set(appKeys.values())]);
     return new Set([...appKeys].filter(([, keyId]) => usable.has(keyId)).map(([appId]) => appId));
-  }
-
-  /** A key was revoked: the client credentials of the apps resting on it end, and what their tokens authorized. */
-  private async endClientCredentials(exec: Executor, keyId: string): Promise<void> {
-    const apps = await this.apps.restingOnKey(exec, keyId);
-    if (apps.length === 0) return;
-    const nowIso = this.clock.now().toISOString();
-    for (const app of apps) {
-      await revokeClientCredentialTokens(exec, app.id, nowIso);
-      await this.audit.record(exec, {
-        accountId: app.accountId,
-        type: 'app.client_credentials_ended',
-        actor: { kind: 'system' },
-        target: { type: 'app', id: app.id },
-        data: { reason: 'credential_revoked', key: keyId },
-      });
-    }
-    await this.domain.emit(exec, 'credentials.ended', { ids: apps.map((app) => app.id), how: 'revoked' });
   }
 
   // ---- access tokens as API credentials ------------------------------------------------------

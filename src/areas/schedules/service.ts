@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
+import { lockAccountRow } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { authorizerOf, type Authorizer, type Credential } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
@@ -366,8 +367,12 @@ export class SchedulesService implements StandingObjects {
   async cutOffAuthorizedBy(exec: Executor, credentialIds: readonly string[], reason: CutOffReason): Promise<number> {
     const rows = await schedulesAuthorizedBy(exec, credentialIds);
     const nowIso = this.clock.now().toISOString();
+    let count = 0;
     for (const row of rows) {
-      await cutOffSchedule(exec, row.id, reason, nowIso);
+      // The account's row first, as a run takes it before claiming the schedule's.
+      await lockAccountRow(exec, row.accountId);
+      if (!(await cutOffSchedule(exec, row.id, reason, nowIso))) continue;
+      count++;
       await this.audit.record(exec, {
         accountId: row.accountId,
         type: 'schedule.disabled',
@@ -376,7 +381,7 @@ export class SchedulesService implements StandingObjects {
         data: { reason, credential: row.authorizedBy },
       });
     }
-    return rows.length;
+    return count;
   }
 
   /** The credentials that enabled schedules depend on, for the sweep of expiries. */

@@ -155,9 +155,15 @@ export async function schedulesAuthorizedBy(db: Executor, credentialIds: readonl
   return rows.map(toRow);
 }
 
-/** Disables a schedule for a reason: no next run until someone enables it again. */
-export async function cutOffSchedule(db: Executor, id: string, reason: string, nowIso: string): Promise<void> {
-  await db.updateTable('schedules').set({ enabled: 0, disabled_reason: reason, next_run_at: null, updated_at: nowIso }).where('id', '=', id).execute();
+/** Disables a schedule for a reason, no next run until it is enabled again; false when another transaction did first. */
+export async function cutOffSchedule(db: Executor, id: string, reason: string, nowIso: string): Promise<boolean> {
+  const result = await db
+    .updateTable('schedules')
+    .set({ enabled: 0, disabled_reason: reason, next_run_at: null, updated_at: nowIso })
+    .where('id', '=', id)
+    .where('disabled_reason', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** The credentials that enabled schedules depend on. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
+import { lockAccountRow } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
 import { newId, newSecret } from '../../platform/ids.js';
@@ -355,8 +356,11 @@ export class WebhooksService implements StandingObjects {
   async cutOffAuthorizedBy(exec: Executor, credentialIds: readonly string[], reason: CutOffReason): Promise<number> {
     const hooks = await webhooksAuthorizedBy(exec, credentialIds);
     const now = this.clock.now().toISOString();
+    let count = 0;
     for (const hook of hooks) {
-      await cutOffWebhook(exec, hook.id, reason, now);
+      await lockAccountRow(exec, hook.accountId);
+      if (!(await cutOffWebhook(exec, hook.id, reason, now))) continue;
+      count++;
       await this.audit.record(exec, {
         accountId: hook.accountId,
         type: 'webhook.disabled',
@@ -365,7 +369,7 @@ export class WebhooksService implements StandingObjects {
         data: { reason, credential: hook.authorizedBy },
       });
     }
-    return hooks.length;
+    return count;
   }
 
   /** The credentials that enabled webhooks depend on, for the sweep of expiries. */

@@ -222,14 +222,21 @@ export async function webhooksAuthorizedBy(db: Executor, credentialIds: readonly
   return rows.map(toWebhook);
 }
 
-/** Disables a webhook for a reason and clears its queue. */
-export async function cutOffWebhook(db: Executor, id: string, reason: string, nowIso: string): Promise<void> {
-  await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('status', '=', 'pending').execute();
-  await db
+/**
+ * Disables a webhook for a reason and clears its queue; false when another transaction cut it off
+ * first (its update waits for that one's row lock, then finds the reason set), so each cut-off is
+ * audited once even when several processes find the same ended credential.
+ */
+export async function cutOffWebhook(db: Executor, id: string, reason: string, nowIso: string): Promise<boolean> {
+  const result = await db
     .updateTable('webhooks')
     .set({ enabled: 0, disabled_reason: reason, pending_count: 0, gap_from: null, gap_to: null, gap_dropped: 0, updated_at: nowIso })
     .where('id', '=', id)
-    .execute();
+    .where('disabled_reason', 'is', null)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('status', '=', 'pending').execute();
+  return true;
 }
 
 export async function recordDrop(db: Executor, id: string, eventId: number, first: boolean): Promise<void> {

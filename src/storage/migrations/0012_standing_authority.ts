@@ -6,8 +6,12 @@ import type { Kysely } from 'kysely';
 // rotated its secret. A schedule whose record names no credential is disabled (credential_revoked);
 // an app without one issues no client-credentials tokens. Credentials that had already ended are
 // found by the first sweep (RETENTION_INTERVAL_MS), and a due run re-checks before acting.
+// Webhooks recorded the credential that created or last enabled them; they now take the one that
+// created them or last changed their url, events or enabled (a token that repointed a key's webhook);
+// one whose record names a token no longer stored is cut off by the sweep.
 
 const SCHEDULE_CHANGES = ['cron', 'at', 'timezone', 'action', 'enabled'];
+const WEBHOOK_CHANGES = ['url', 'events', 'enabled'];
 
 interface AuditActor {
   kind?: string;
@@ -23,10 +27,12 @@ interface Row {
 // biome-ignore lint/suspicious/noExplicitAny: a migration runs on the schema as it was then, not on today's types.
 type Db = Kysely<any>;
 
-async function auditTrail(db: Db, type: string, id: string, types: string[]): Promise<Row[]> {
+/** The object's records, newest first: read through the (account_id, seq) index, not the whole log once per object. */
+async function auditTrail(db: Db, accountId: string, type: string, id: string, types: string[]): Promise<Row[]> {
   return db
     .selectFrom('audit_log')
     .select(['type', 'actor', 'data'])
+    .where('account_id', '=', accountId)
     .where('target', '=', JSON.stringify({ type, id }))
     .where('type', 'in', types)
     .orderBy('seq', 'desc')
@@ -60,10 +66,11 @@ export async function up(db: Db): Promise<void> {
     .execute();
   await db.schema.createIndex('schedules_authorizer_idx').on('schedules').columns(['authorized_by_id']).execute();
   await db.schema.alterTable('apps').addColumn('authorized_by_key_id', 'text').execute();
+  await db.schema.alterTable('apps').addColumn('client_credentials_ended', 'text').execute();
   await db.schema.createIndex('apps_authorizer_idx').on('apps').columns(['authorized_by_key_id']).execute();
 
-  for (const schedule of await db.selectFrom('schedules').select('id').execute()) {
-    const trail = await auditTrail(db, 'schedule', schedule.id, ['schedule.created', 'schedule.updated']);
+  for (const schedule of await db.selectFrom('schedules').select(['id', 'account_id']).execute()) {
+    const trail = await auditTrail(db, schedule.account_id, 'schedule', schedule.id, ['schedule.created', 'schedule.updated']);
     const decisive = trail.find((row) => row.type === 'schedule.created' || changed(row).some((field) => SCHEDULE_CHANGES.includes(field)));
     const authorizer = decisive && (await authorizerOf(db, decisive.actor));
     await db
@@ -77,16 +84,28 @@ export async function up(db: Db): Promise<void> {
       .execute();
   }
 
-  for (const app of await db.selectFrom('apps').select('id').execute()) {
-    const trail = await auditTrail(db, 'app', app.id, ['app.created', 'app.updated', 'app.secret_rotated']);
+  for (const app of await db.selectFrom('apps').select(['id', 'account_id']).execute()) {
+    const trail = await auditTrail(db, app.account_id, 'app', app.id, ['app.created', 'app.updated', 'app.secret_rotated']);
     const decisive = trail.find((row) => row.type !== 'app.updated' || changed(row).includes('scopes'));
     const actor = decisive ? (JSON.parse(decisive.actor) as AuditActor) : undefined;
     if (actor?.kind === 'api_key' && actor.id) await db.updateTable('apps').set({ authorized_by_key_id: actor.id }).where('id', '=', app.id).execute();
+  }
+
+  for (const webhook of await db.selectFrom('webhooks').select(['id', 'account_id']).execute()) {
+    const trail = await auditTrail(db, webhook.account_id, 'webhook', webhook.id, ['webhook.created', 'webhook.updated']);
+    const decisive = trail.find((row) => row.type === 'webhook.created' || changed(row).some((field) => WEBHOOK_CHANGES.includes(field)));
+    // No record: the credential 1.3.0 recorded (its creator or last enabler) stays.
+    if (!decisive) continue;
+    // A credential no longer to be found (its token went with its app) is no one's: the sweep and
+    // the delivery re-check cut the webhook off, with its audit record and its queue cleared.
+    const authorizer = (await authorizerOf(db, decisive.actor)) ?? { kind: 'api_key', id: '' };
+    await db.updateTable('webhooks').set({ authorized_by_kind: authorizer.kind, authorized_by_id: authorizer.id }).where('id', '=', webhook.id).execute();
   }
 }
 
 export async function down(db: Db): Promise<void> {
   await db.schema.dropIndex('apps_authorizer_idx').execute();
+  await db.schema.alterTable('apps').dropColumn('client_credentials_ended').execute();
   await db.schema.alterTable('apps').dropColumn('authorized_by_key_id').execute();
   await db.schema.dropIndex('schedules_authorizer_idx').execute();
   for (const column of ['authorized_by_id', 'authorized_by_kind', 'disabled_reason']) {
