@@ -140,10 +140,13 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   );
   // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
   const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });
-  if (storage.notifications) await listenForRevocations(storage.notifications, credentialCache);
   const keys = new KeysService(db, clock, audit, credentialCache, domain);
   const notifications = storage.notifications;
-  if (notifications) domain.inside('key.revoked', (exec, key) => announceRevocation(notifications, exec, [key.id]));
+  // Every process hears of an ended credential in its commit: it forgets a cached key, closes streams.
+  if (notifications) {
+    domain.inside('key.revoked', (exec, key) => announceRevocation(notifications, exec, [key.id]));
+    domain.inside('credentials.ended', (exec, { ids }) => announceRevocation(notifications, exec, ids));
+  }
   const apps = new AppsService(db, clock, audit, domain);
   const oauth = new OAuthService(db, clock, apps, keys, audit, domain, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
@@ -221,6 +224,11 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   metrics?.gauge('devdata_event_streams_open', 'Server-Sent Events streams open in this process', () => streams.size);
   // Streams close once the revocation committed (a rolled-back one leaves them open).
   domain.afterCommit('key.revoked', (key) => streams.closeFor(key.id));
+  if (notifications) {
+    await listenForRevocations(notifications, credentialCache, (ids) => {
+      for (const id of ids) streams.closeFor(id);
+    });
+  }
   domain.afterCommit('credentials.ended', ({ ids }) => {
     for (const id of ids) streams.closeFor(id);
   });

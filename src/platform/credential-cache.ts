@@ -118,15 +118,23 @@ const REVOCATIONS = 'devdata_credentials';
 
 /** Inside the revoking transaction: every process forgets these credentials once it commits. */
 export async function announceRevocation(notifications: Notifications, exec: Executor, credentialIds: readonly string[]): Promise<void> {
-  if (credentialIds.length > 0) await notifications.notify(exec, REVOCATIONS, credentialIds.join(' '));
+  // A notification carries at most 8,000 bytes: ids of some 30 characters go 200 at a time.
+  for (let start = 0; start < credentialIds.length; start += 200) {
+    await notifications.notify(exec, REVOCATIONS, credentialIds.slice(start, start + 200).join(' '));
+  }
 }
 
-/** Keeps `cache` coherent with the revocations of every process sharing the storage. */
-export async function listenForRevocations(notifications: Notifications, cache: InProcessCredentialCache): Promise<void> {
+/**
+ * Keeps `cache` coherent with the revocations of every process sharing the storage, and tells
+ * `revoked` of them (the process's streams of those credentials close).
+ */
+export async function listenForRevocations(notifications: Notifications, cache: InProcessCredentialCache, revoked: (ids: string[]) => void): Promise<void> {
   await notifications.listen(
     REVOCATIONS,
     (payload) => {
-      for (const id of payload.split(' ')) cache.forget(id);
+      const ids = payload.split(' ');
+      for (const id of ids) cache.forget(id);
+      revoked(ids);
     },
     () => cache.resume(),
     () => cache.pause(),

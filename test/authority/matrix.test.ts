@@ -44,6 +44,7 @@ let database: { url: string; drop: () => Promise<void> };
 let first: TestApp;
 let second: TestApp;
 let owner: TestAccount;
+let firstBase: string;
 let cells = 0;
 
 async function ok(app: TestApp, method: string, url: string, key: string, body?: unknown): Promise<any> {
@@ -253,6 +254,7 @@ beforeAll(async () => {
   first = await TestApp.start({ clock, env });
   second = ON_POSTGRES ? await TestApp.start({ clock, env }) : first;
   owner = await first.account(undefined, { expiresInDays: 3650 });
+  firstBase = await first.listen();
 });
 
 afterAll(async () => {
@@ -268,9 +270,14 @@ describe.each(ENDS)('$name', ({ reason, make }) => {
   let webhookId: string;
   let scheduleId: string;
   let runsBefore: number;
+  let stream: Promise<'ended'>;
 
   beforeAll(async () => {
     ending = await make();
+    // A stream opened with the credential on the first app, which does not end it (on PostgreSQL).
+    const opened = await fetch(`${firstBase}/api/v1/events/stream`, { headers: { authorization: `Bearer ${ending.secret}` } });
+    expect(opened.status).toBe(200);
+    stream = opened.text().then(() => 'ended' as const);
     webhookId = (await ok(first, 'POST', '/api/v1/webhooks', ending.secret, { name: 'matrix', url: receiver.url(path), events: ['custom.*'] })).id;
     scheduleId = (
       await ok(first, 'POST', '/api/v1/schedules', ending.secret, {
@@ -316,6 +323,12 @@ describe.each(ENDS)('$name', ({ reason, make }) => {
     clock.advance(MINUTE);
     await bothSchedulersPassed();
     expect(await runsOf(scheduleId)).toBe(runsBefore);
+  });
+
+  // An expiry closes a stream at its next heartbeat (15 s), which this file does not wait for.
+  it.runIf(reason === 'credential_revoked')('an event stream opened with it ends at once, in the process that did not revoke it too', async () => {
+    const outcome = await Promise.race([stream, new Promise((resolve) => setTimeout(() => resolve('still open'), 5_000))]);
+    expect(outcome).toBe('ended');
   });
 
   it('what the credential granted stops too', async () => {
