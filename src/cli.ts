@@ -304,9 +304,11 @@ const COMMANDS: Command[] = [
     args: 'KEY_ID [--json]',
     summary: 'revoke an API key now',
     details:
-      'Like DELETE /api/v1/keys/{id}: recorded in the audit history, and webhooks the key authorized stop. A server on the same ' +
-      'database refuses the key from its next request; its open streams on the key end within 15 seconds. A key already ' +
-      'revoked or expired is left as it is (exit status 0).',
+      'Like DELETE /api/v1/keys/{id}: recorded in the audit history, and what rests on the key stops: the webhooks and ' +
+      'schedules it authorized are disabled (disabledReason credential_revoked), the OAuth connections it approved end, and ' +
+      'the client credentials of the apps it registered. A server on the same database refuses the key from its next ' +
+      'request; its open streams on the key end at once on PostgreSQL, within 15 seconds on SQLite. A key already revoked ' +
+      'or expired is left as it is (exit status 0).',
     positionals: ['KEY_ID'],
     options: { json: JSON_OPTION('{"apiKey":{…as keys list},"revoked":true|false}') },
     async run({ values, positionals, config }) {
