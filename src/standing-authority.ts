@@ -4,14 +4,12 @@
 // all off in the transaction that ends the credential, so every process sees it at its next read,
 // and an expiry, which no request announces, is found by a run's re-check and by the sweep.
 import type { Kysely } from 'kysely';
+import type { AuditService, AuditType } from './areas/audit/service.js';
 import type { DomainEvents } from './domain-events.js';
-import type { Authorizer } from './platform/credential.js';
+import type { Authorizer, CutOffReason } from './platform/credential.js';
 import type { Database, Executor } from './storage/schema.js';
+import { lockAccountRow } from './storage/sequences.js';
 import { inTransaction } from './storage/transaction.js';
-
-/** Why an object stopped, as its `disabledReason` and its audit record say. */
-export const CUT_OFF_REASONS = ['credential_revoked', 'credential_expired'] as const;
-export type CutOffReason = (typeof CUT_OFF_REASONS)[number];
 
 /** One kind of object that acts later on an account's behalf (webhooks, schedules…). */
 export interface StandingObjects {
@@ -62,4 +60,43 @@ export class StandingAuthority {
     for (const kind of this.kinds) authorizers.push(...(await kind.activeAuthorizers(this.db)));
     return (await this.ended(authorizers)).size;
   }
+}
+
+/** How one kind records the cut-off of one of its objects. */
+export interface CutOffRecord<T> {
+  /** The audit record's type and target type. */
+  type: AuditType;
+  target: string;
+  /** Stops the object; false when another transaction did first. */
+  cutOff: (object: T) => Promise<boolean>;
+  /** The audit record's data (the reason and the ended credential). */
+  data: (object: T) => Record<string, unknown>;
+}
+
+/**
+ * Cuts off each object in turn and audits those this transaction stopped. The account's row is
+ * taken before the object's, in the order every write and run of the account takes them, so a
+ * cut-off never deadlocks with them on PostgreSQL; an object another process stopped first (its
+ * update waits for that one's lock, then finds it stopped) is audited once, by that one.
+ */
+export async function cutOffEach<T extends { id: string; accountId: string }>(
+  exec: Executor,
+  audit: Pick<AuditService, 'record'>,
+  objects: readonly T[],
+  record: CutOffRecord<T>,
+): Promise<T[]> {
+  const stopped: T[] = [];
+  for (const object of objects) {
+    await lockAccountRow(exec, object.accountId);
+    if (!(await record.cutOff(object))) continue;
+    stopped.push(object);
+    await audit.record(exec, {
+      accountId: object.accountId,
+      type: record.type,
+      actor: { kind: 'system' },
+      target: { type: record.target, id: object.id },
+      data: record.data(object),
+    });
+  }
+  return stopped;
 }

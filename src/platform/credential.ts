@@ -41,3 +41,7 @@ export interface Authorizer {
 export function authorizerOf(credential: Credential): Authorizer {
   return credential.grant ?? { kind: 'api_key', id: credential.id };
 }
+
+/** Why something acting on a credential's authority stopped, as its `disabledReason` and audit record say. */
+export const CUT_OFF_REASONS = ['credential_revoked', 'credential_expired'] as const;
+export type CutOffReason = (typeof CUT_OFF_REASONS)[number];

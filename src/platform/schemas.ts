@@ -1,6 +1,6 @@
 // Schemas shared by every area; registered once as OpenAPI components and referenced by `$id`.
 import { Type, type TSchema } from 'typebox';
-import { CUT_OFF_REASONS } from '../standing-authority.js';
+import { CUT_OFF_REASONS } from './credential.js';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
 

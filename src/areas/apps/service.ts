@@ -1,14 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Credential } from '../../platform/credential.js';
+import type { Credential, CutOffReason } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound, type ErrorDetail } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
 import { actorOf, type AuditService } from '../audit/service.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { inTransaction } from '../../storage/transaction.js';
-import type { CutOffReason } from '../../standing-authority.js';
 import {
   appAuthorizingKeys,
   clientCredentialKeys,

@@ -1,4 +1,4 @@
-import type { CutOffReason } from '../../standing-authority.js';
+import type { CutOffReason } from '../../platform/credential.js';
 import type { Executor } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
 

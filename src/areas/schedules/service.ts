@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
-import { lockAccountRow } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
-import { authorizerOf, type Authorizer, type Credential } from '../../platform/credential.js';
+import { authorizerOf, type Authorizer, type Credential, type CutOffReason } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
-import type { CutOffReason, StandingAuthority, StandingObjects } from '../../standing-authority.js';
+import { cutOffEach, type StandingAuthority, type StandingObjects } from '../../standing-authority.js';
 import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event } from '../events/event.js';
 import { newId } from '../../platform/ids.js';
 import { cronNext, normalisedAt, validTimezone } from './timing.js';
@@ -365,23 +364,14 @@ export class SchedulesService implements StandingObjects {
 
   /** Disables the schedules these ended credentials authorized, each with a `schedule.disabled` record. */
   async cutOffAuthorizedBy(exec: Executor, credentialIds: readonly string[], reason: CutOffReason): Promise<number> {
-    const rows = await schedulesAuthorizedBy(exec, credentialIds);
     const nowIso = this.clock.now().toISOString();
-    let count = 0;
-    for (const row of rows) {
-      // The account's row first, as a run takes it before claiming the schedule's.
-      await lockAccountRow(exec, row.accountId);
-      if (!(await cutOffSchedule(exec, row.id, reason, nowIso))) continue;
-      count++;
-      await this.audit.record(exec, {
-        accountId: row.accountId,
-        type: 'schedule.disabled',
-        actor: { kind: 'system' },
-        target: { type: 'schedule', id: row.id },
-        data: { reason, credential: row.authorizedBy },
-      });
-    }
-    return count;
+    const stopped = await cutOffEach(exec, this.audit, await schedulesAuthorizedBy(exec, credentialIds), {
+      type: 'schedule.disabled',
+      target: 'schedule',
+      cutOff: (row) => cutOffSchedule(exec, row.id, reason, nowIso),
+      data: (row) => ({ reason, credential: row.authorizedBy }),
+    });
+    return stopped.length;
   }
 
   /** The credentials that enabled schedules depend on, for the sweep of expiries. */

@@ -1,5 +1,4 @@
-import type { Authorizer } from '../../platform/credential.js';
-import type { CutOffReason } from '../../standing-authority.js';
+import type { Authorizer, CutOffReason } from '../../platform/credential.js';
 import type { Executor } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
 

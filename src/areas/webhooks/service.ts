@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
-import { lockAccountRow } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
 import { newId, newSecret } from '../../platform/ids.js';
@@ -9,11 +8,11 @@ import { actorOf, type AuditService } from '../audit/service.js';
 import { CUSTOM_EVENT_TYPE, EVENT_TYPES, eventJson, type Event } from '../events/event.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
-import { authorizerOf, type Authorizer, type Credential } from '../../platform/credential.js';
+import { authorizerOf, type Authorizer, type Credential, type CutOffReason } from '../../platform/credential.js';
 import { IN_FLIGHT_PER_WEBHOOK, takeInTurn } from './fair-claim.js';
 import { deliveryHeaders } from './signing.js';
 import { checkWebhookUrl } from './url-policy.js';
-import type { CutOffReason, StandingAuthority, StandingObjects } from '../../standing-authority.js';
+import { cutOffEach, type StandingAuthority, type StandingObjects } from '../../standing-authority.js';
 import {
   activeAuthorizers,
   claimDeliveries,
@@ -354,22 +353,14 @@ export class WebhooksService implements StandingObjects {
 
   /** Disables webhooks whose authorizing credential ended, clearing their queues. */
   async cutOffAuthorizedBy(exec: Executor, credentialIds: readonly string[], reason: CutOffReason): Promise<number> {
-    const hooks = await webhooksAuthorizedBy(exec, credentialIds);
     const now = this.clock.now().toISOString();
-    let count = 0;
-    for (const hook of hooks) {
-      await lockAccountRow(exec, hook.accountId);
-      if (!(await cutOffWebhook(exec, hook.id, reason, now))) continue;
-      count++;
-      await this.audit.record(exec, {
-        accountId: hook.accountId,
-        type: 'webhook.disabled',
-        actor: { kind: 'system' },
-        target: { type: 'webhook', id: hook.id },
-        data: { reason, credential: hook.authorizedBy },
-      });
-    }
-    return count;
+    const stopped = await cutOffEach(exec, this.audit, await webhooksAuthorizedBy(exec, credentialIds), {
+      type: 'webhook.disabled',
+      target: 'webhook',
+      cutOff: (hook) => cutOffWebhook(exec, hook.id, reason, now),
+      data: (hook) => ({ reason, credential: hook.authorizedBy }),
+    });
+    return stopped.length;
   }
 
   /** The credentials that enabled webhooks depend on, for the sweep of expiries. */

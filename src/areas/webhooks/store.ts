@@ -1,5 +1,4 @@
-import type { Authorizer } from '../../platform/credential.js';
-import type { CutOffReason } from '../../standing-authority.js';
+import type { Authorizer, CutOffReason } from '../../platform/credential.js';
 import { sql } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
