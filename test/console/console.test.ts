@@ -326,6 +326,30 @@ describeInBrowser('the developer console in Chromium', () => {
     await expectAccessible('audit');
   });
 
+  it('shows a schedule the service stopped when its key was revoked, and Enable resumes it on the connected key', async () => {
+    const other = await api('POST', '/api/v1/keys', { name: 'Short-lived', scopes: ['schedules:manage', 'resources:write'] });
+    expect(other.status).toBe(201);
+    const created = await app().request({
+      method: 'POST',
+      url: '/api/v1/schedules',
+      key: other.json.key,
+      body: { name: 'Night mode', cron: '0 22 * * *', action: { type: 'set_state', resourceId, state: 12 } },
+    });
+    expect(created.status, created.body).toBe(201);
+    expect((await api('DELETE', `/api/v1/keys/${other.json.id}`)).status).toBe(204);
+
+    // Away and back: the schedules page reads the list when it opens.
+    await goTo(page, 'Resources');
+    await goTo(page, 'Schedules');
+    const card = page.locator(`[data-schedule-id="${created.json.id}"]`);
+    await card.locator('.pill', { hasText: 'stopped by the service: credential revoked' }).waitFor();
+    await card.getByText('Enabling it again makes the connected key the credential it runs on.').waitFor();
+    await expectAccessible('a schedule stopped by the service');
+    await card.getByRole('button', { name: 'Enable Night mode' }).click();
+    await card.locator('.pill', { hasText: 'enabled' }).waitFor();
+    expect((await api('GET', `/api/v1/schedules/${created.json.id}`)).json).toMatchObject({ enabled: true, disabledReason: null });
+  });
+
   it('is readable at 375 px: every page without serious accessibility problems or sideways scrolling', async () => {
     const narrow = await openConsole(browser, base, { width: 375, height: 812 });
     try {
