@@ -9,7 +9,8 @@
 // shown to act (a delivery arrives, a run happens), the credential ends, and then on both apps
 // each object reads as disabled with the end's reason and an audit record, and acts no more: an
 // event published afterwards reaches no receiver, the next minute brings no run. What the ended
-// credential granted (a connection's tokens, an app's client credentials) stops as well.
+// credential granted (a connection's tokens, an app's client credentials) stops as well. Every
+// request goes over a real socket to the listening servers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, ON_POSTGRES, TestApp, sharedDatabase, type TestAccount } from '../support/app.js';
 import { until } from '../support/wait.js';
@@ -254,7 +255,8 @@ beforeAll(async () => {
   first = await TestApp.start({ clock, env });
   second = ON_POSTGRES ? await TestApp.start({ clock, env }) : first;
   owner = await first.account(undefined, { expiresInDays: 3650 });
-  firstBase = await first.listen();
+  firstBase = await first.listenForRequests();
+  if (second !== first) await second.listenForRequests();
 });
 
 afterAll(async () => {

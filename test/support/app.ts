@@ -125,6 +125,15 @@ export class TestApp {
     return this.app.context;
   }
 
+  /** Set by `listenForRequests`: `request` goes over a real socket to this base URL instead of inject(). */
+  private socketBase: string | undefined;
+
+  /** Listens, and sends every later `request` over a real socket (fetch) rather than inject(). */
+  async listenForRequests(): Promise<string> {
+    this.socketBase = await this.listen();
+    return this.socketBase;
+  }
+
   async request(options: RequestOptions): Promise<TestResponse> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
@@ -134,6 +143,7 @@ export class TestApp {
       payload = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
+    if (this.socketBase !== undefined) return this.fetched(options, headers, payload);
     const response = await this.app.inject({
       method: (options.method ?? 'GET') as 'GET',
       url: options.url,
@@ -148,6 +158,22 @@ export class TestApp {
       json = undefined;
     }
     return { status: response.statusCode, headers: response.headers as TestResponse['headers'], body: response.body, json };
+  }
+
+  private async fetched(options: RequestOptions, headers: Record<string, string>, payload: string | Buffer | undefined): Promise<TestResponse> {
+    const response = await fetch(new URL(options.url, this.socketBase), { method: options.method ?? 'GET', headers, body: payload, redirect: 'manual' });
+    const body = await response.text();
+    let json: unknown;
+    try {
+      json = body === '' ? undefined : JSON.parse(body);
+    } catch {
+      json = undefined;
+    }
+    const responseHeaders: TestResponse['headers'] = {};
+    response.headers.forEach((value, name) => {
+      responseHeaders[name] = value;
+    });
+    return { status: response.status, headers: responseHeaders, body, json };
   }
 
   /** A new account and a key holding `scopes` (every scope by default). */
