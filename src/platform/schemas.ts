@@ -1,5 +1,5 @@
 // Schemas shared by every area; registered once as OpenAPI components and referenced by `$id`.
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { CUT_OFF_REASONS } from './credential.js';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
@@ -46,8 +46,16 @@ export function isDisplayName(value: string, maxLength = 100): boolean {
   return value.length >= 1 && value.length <= maxLength && DISPLAY_NAME.test(value);
 }
 
-/** A reference to a registered component schema, e.g. ref('Error'). */
-export function ref(id: string): TSchema {
+/**
+ * A reference to a registered component schema, e.g. ref('Error'). Given the schema itself, the
+ * reference has its static type, so that a type derived with `Static` from a schema that refers to
+ * another is typed (a reference by name is `unknown` to `Static`).
+ */
+export function ref(id: string): TSchema;
+export function ref<T extends TSchema & { $id?: string }>(schema: T): TUnsafe<Static<T>>;
+export function ref(target: string | (TSchema & { $id?: string })): TSchema {
+  const id = typeof target === 'string' ? target : target.$id;
+  if (id === undefined) throw new Error('ref() needs a schema with an $id');
   return Type.Unsafe({ $ref: `${id}#` });
 }
 

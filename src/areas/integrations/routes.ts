@@ -6,7 +6,8 @@ import { credentialOf } from '../../platform/access.js';
 import { API_VERSION } from '../../platform/api-version.js';
 import { ref, Timestamp } from '../../platform/schemas.js';
 import type { Clock } from '../../platform/clock.js';
-import { RESOURCE_TYPES, type ResourcesService } from '../resources/service.js';
+import type { ResourcesService } from '../resources/service.js';
+import { RESOURCE_TYPES } from '../resources/schemas.js';
 import type { Capability } from '../system/capability.js';
 
 export const HOME_ASSISTANT_DOMAIN = 'devdata';

@@ -15,7 +15,8 @@ import type { Event } from '../events/event.js';
 import type { NotificationFollower } from '../events/bus.js';
 import { NewestIdCheck } from '../../storage/notifications.js';
 import { resourceColumns, resourceJson } from './resource-json.js';
-import type { Resource, ResourceQuery, ResourceRecord } from './store.js';
+import type { ResourceQuery, ResourceRecord } from './store.js';
+import type { Resource } from './schemas.js';
 
 /**
  * The most memory kept for all accounts together, in bytes (JSON and what holds it); one account

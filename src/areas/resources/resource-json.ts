@@ -1,11 +1,30 @@
 // A resource's API JSON and its stored columns, each made in one place. The JSON values (state,
 // attributes, tags) are stored as JSON.stringify's text and spliced into the API JSON as they are:
 // parsing them only to serialize them again was most of a list's cost.
+import type { Selectable } from 'kysely';
 import type { ResourcesTable } from '../../storage/schema.js';
-import type { Resource } from './store.js';
+import type { Resource, ResourceState, ResourceType } from './schemas.js';
+
+/** The columns a resource is read from. */
+export const RESOURCE_COLUMNS = ['id', 'name', 'type', 'state', 'attributes', 'tags', 'version', 'created_at', 'updated_at'] as const;
 
 /** A resource as stored: its JSON values as text. */
-export type ResourceColumns = Pick<ResourcesTable, 'id' | 'name' | 'type' | 'state' | 'attributes' | 'tags' | 'version' | 'created_at' | 'updated_at'>;
+export type ResourceColumns = Pick<Selectable<ResourcesTable>, (typeof RESOURCE_COLUMNS)[number]>;
+
+/** The resource its stored form holds. */
+export function resourceOf(row: ResourceColumns): Resource {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type as ResourceType,
+    state: JSON.parse(row.state) as ResourceState,
+    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
+    tags: JSON.parse(row.tags) as string[],
+    version: Number(row.version),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
 
 /** The stored form of a resource. */
 export function resourceColumns(resource: Resource): ResourceColumns {

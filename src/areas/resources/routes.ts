@@ -3,16 +3,13 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { sendJsonParts } from '../../platform/body-buffers.js';
-import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, Timestamp, withHeaders } from '../../platform/schemas.js';
-import { NAME_MAX, RESOURCE_TYPES, TAGS_MAX, type Resource, type ResourcesService, type VersionPrecondition } from './service.js';
+import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, withHeaders } from '../../platform/schemas.js';
+import { NAME_MAX, TAGS_MAX, type ResourcesService, type VersionPrecondition } from './service.js';
+import { RESOURCE_TYPES, ResourceTypeSchema, StateSchema, type Resource } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 import { listedEtags } from '../../platform/etag.js';
 import { sendNotModified } from '../../platform/http-contract.js';
 
-const ResourceType = Type.Union(RESOURCE_TYPES.map((type) => Type.Literal(type)));
-const State = Type.Union([Type.Number(), Type.String(), Type.Boolean()], {
-  description: 'sensor: number or text; binary_sensor and switch: boolean; text: text',
-});
 const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'Free details such as unit_of_measurement; at most 16 KiB as JSON' });
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, uniqueItems: true });
 // The length rule applies after trimming, which a JSON Schema cannot say: the service checks it
@@ -23,32 +20,14 @@ const Name = Type.String({
   description: `1-${NAME_MAX} characters after trimming surrounding white space; no control characters`,
 });
 
-const ResourceSchema = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    type: ResourceType,
-    state: State,
-    attributes: Type.Record(Type.String(), Type.Unknown()),
-    tags: Type.Array(Type.String()),
-    version: Type.Integer({ minimum: 1 }),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'Resource' },
-);
-const ResourceList = Type.Object(
-  { data: Type.Array(ref('Resource')), limit: Type.Integer(), offset: Type.Integer(), total: Type.Integer(), hasMore: Type.Boolean() },
-  { $id: 'ResourceList' },
-);
 const CreateBody = Type.Object(
-  { name: Name, type: ResourceType, state: State, attributes: Type.Optional(Attributes), tags: Type.Optional(Tags) },
+  { name: Name, type: ResourceTypeSchema, state: StateSchema, attributes: Type.Optional(Attributes), tags: Type.Optional(Tags) },
   { additionalProperties: false },
 );
 const UpdateBody = Type.Object(
   {
     name: Type.Optional(Name),
-    state: Type.Optional(State),
+    state: Type.Optional(StateSchema),
     attributes: Type.Optional(Attributes),
     tags: Type.Optional(Tags),
     type: Type.Optional(Type.Unknown({ description: 'Not changeable: sending it is an error' })),
@@ -59,7 +38,7 @@ const ConditionalHeaders = Type.Object({
   'if-match': Type.Optional(Type.String({ description: 'The version last read, e.g. "3"' })),
 });
 
-export const resourceSchemas = [ResourceSchema, ResourceList];
+export { resourceSchemas } from './schemas.js';
 
 /** If-Match (or If-None-Match) as versions: `"3"`, `W/"3"`, `3`, a list of those, or `*`; other tags match no version. */
 export function parseIfMatch(header: string | undefined): VersionPrecondition {
@@ -109,7 +88,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         summary: 'List resources in creation order',
         tags: ['resources'],
         querystring: Type.Object({
-          type: Type.Optional(ResourceType),
+          type: Type.Optional(ResourceTypeSchema),
           tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, description: 'Repeatable; every tag must match' })),
           limit: Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT, default: 50 }),
           offset: Type.Integer({ minimum: 0, default: 0 }),

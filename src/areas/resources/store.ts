@@ -1,38 +1,11 @@
 import { sql, type RawBuilder } from 'kysely';
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
-import { resourceColumns, resourceJson, type ResourceColumns } from './resource-json.js';
+import { RESOURCE_COLUMNS as COLUMNS, resourceColumns, resourceJson, resourceOf, type ResourceColumns } from './resource-json.js';
+import type { Resource, ResourceType } from './schemas.js';
 
-export type ResourceType = 'sensor' | 'binary_sensor' | 'switch' | 'text';
-export type ResourceState = number | string | boolean;
-
-export interface Resource {
-  id: string;
-  name: string;
-  type: ResourceType;
-  state: ResourceState;
-  attributes: Record<string, unknown>;
-  tags: string[];
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-const COLUMNS = ['id', 'name', 'type', 'state', 'attributes', 'tags', 'version', 'created_at', 'updated_at'] as const;
-
-function toResource(row: ResourceColumns): Resource {
-  return {
-    id: row.id,
-    name: row.name,
-    type: row.type as ResourceType,
-    state: JSON.parse(row.state) as ResourceState,
-    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
-    tags: JSON.parse(row.tags) as string[],
-    version: Number(row.version),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+/** The service imports them from here. */
+export type { Resource, ResourceState, ResourceType } from './schemas.js';
 
 /** A row per tag, with the resource's place in creation order so that a tag's list is one index range. */
 async function writeTags(db: Executor, accountId: string, resourceId: string, tags: string[], createdSeq: number | RawBuilder<number>): Promise<void> {
@@ -106,7 +79,7 @@ const resourceById = prepare((db, p: { accountId: string; id: string }) =>
 
 export async function findResource(db: Executor, accountId: string, id: string): Promise<Resource | undefined> {
   const row = await resourceById.first(db, { accountId, id });
-  return row && toResource(row);
+  return row && resourceOf(row);
 }
 
 /** The account's resources with these ids (those that exist), by id; one query. */
@@ -118,7 +91,7 @@ export async function findResources(db: Executor, accountId: string, ids: readon
     .where('account_id', '=', accountId)
     .where('id', 'in', [...new Set(ids)])
     .execute();
-  return new Map(rows.map((row) => [row.id, toResource(row)]));
+  return new Map(rows.map((row) => [row.id, resourceOf(row)]));
 }
 
 /** The resource as JSON (resourceJson, UTF-8) with its version, for the ETag. */
@@ -421,5 +394,5 @@ export async function resourceCreationOrder(db: Executor, accountId: string, lim
 /** Every resource of the account, in creation order (snapshots). */
 export async function allResources(db: Executor, accountId: string): Promise<Resource[]> {
   const rows = await db.selectFrom('resources').select(COLUMNS).where('account_id', '=', accountId).orderBy('created_seq').execute();
-  return rows.map(toResource);
+  return rows.map(resourceOf);
 }
