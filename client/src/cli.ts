@@ -8,7 +8,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DevdataClient } from './client.js';
 import { DevdataError } from './errors.js';
 import { forwardDelivery, matchesEventFilters, type ForwardResult } from './forward.js';
-import type { DevdataEvent, Resource } from './types.js';
+import { RESOURCE_TYPES } from './generated/values.js';
+import type { DevdataEvent, Resource, ResourceType } from './types.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -49,7 +50,7 @@ Publishes a custom event (needs events:write). The type starts with "custom.".
   'resources list': `Usage: devdata-client resources list [--type TYPE] [--tag TAG]... [--json]
 
 Lists every resource in creation order (all pages).
-  --type TYPE   sensor, binary_sensor, switch or text
+  --type TYPE   one of ${RESOURCE_TYPES.join(', ')}
   --tag TAG     only resources with this tag (repeatable: all must match)`,
   'resources get': `Usage: devdata-client resources get <id> [--json]`,
   'resources set': `Usage: devdata-client resources set <id> <state> [--if-version N] [--json]
@@ -197,9 +198,8 @@ async function trigger(args: string[], output: Output): Promise<void> {
 async function resourcesList(args: string[], output: Output): Promise<void> {
   const { values, positionals } = parse(args, { type: { type: 'string' }, tag: { type: 'string', multiple: true } });
   if (positionals.length > 0) throw new UsageError('resources list takes no arguments');
-  const types = ['sensor', 'binary_sensor', 'switch', 'text'] as const;
-  const type = values.type as (typeof types)[number] | undefined;
-  if (type !== undefined && !types.includes(type)) throw new UsageError(`--type must be one of ${types.join(', ')}`);
+  const type = values.type as ResourceType | undefined;
+  if (type !== undefined && !RESOURCE_TYPES.includes(type)) throw new UsageError(`--type must be one of ${RESOURCE_TYPES.join(', ')}`);
   let count = 0;
   for await (const resource of clientFor(values).iterateResources({ ...(type && { type }), ...(values.tag && { tag: values.tag }) })) {
     output.out(output.json ? JSON.stringify(resource) : resourceLine(resource));

@@ -6,6 +6,7 @@ export { EventStream, type EventStreamOptions } from './stream.js';
 export { parseSse, type SseMessage } from './sse.js';
 export type { Credential, RetryOptions } from './transport.js';
 export * from './types.js';
+export { RESOURCE_TYPES } from './generated/values.js';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,

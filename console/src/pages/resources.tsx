@@ -1,6 +1,6 @@
 // Resources: the table with type and tag filters and paging, kept current by the live stream;
 // create, edit (412 conflicts shown with both versions), delete.
-import { ifMatch, type DevdataEvent, type Resource, type ResourceType } from '@devdata/client';
+import { ifMatch, RESOURCE_TYPES, type DevdataEvent, type Resource, type ResourceType } from '@devdata/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
 import { FormActions } from '../components/forms';
@@ -16,7 +16,6 @@ import { useAction, useLoad } from '../hooks';
 import { followEvents, type LiveStatus } from '../live';
 import { scopeReason } from '../scopes';
 
-export const RESOURCE_TYPES: ResourceType[] = ['sensor', 'binary_sensor', 'switch', 'text'];
 const PAGE_SIZE = 25;
 
 interface Filters {
