@@ -1,6 +1,6 @@
 // The server's memory allocator in a run: the system's (glibc's malloc), or jemalloc preloaded as
 // docs/operating.md ("Memory: jemalloc") shows. glibc keeps the memory freed between chunks still
-// in use, so after load the server's RSS stays 30-45 MB above what it holds (bench/README.md,
+// in use, so after load the server's RSS stays well above what it holds (bench/HISTORY.md,
 // "Long runs").
 import { existsSync, readFileSync } from 'node:fs';
 

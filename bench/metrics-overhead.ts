@@ -34,8 +34,8 @@ export interface OverheadRow {
   roundRatios: number[];
   /**
    * The median of the rounds' ratios (the lower middle one): what the verdict reads. On a shared machine one round in
-   * several falls far for both servers at once and by unequal amounts (61.9% in a run whose other
-   * rounds were 98-108%), which moves the all-rounds ratio by more than the 5% at stake.
+   * several falls far for both servers at once and by unequal amounts (bench/HISTORY.md, "What the
+   * metrics cost"), which moves the all-rounds ratio by more than the 5% at stake.
    */
   medianRatio: number;
   errors: number;

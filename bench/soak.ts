@@ -28,8 +28,8 @@ import { RSS_WITH_STREAMS_LIMIT_MB, streamScenario, writeSteadily } from './stre
 
 /**
  * The PATCH load's share of the capacity measured just before with the readers and streams beside
- * it. Those took 9-34% of PATCH's closed loop alone on this machine's two cores, so 80% of that
- * kept the server 95-104% busy (bench/README.md, "Long runs").
+ * it. Beside them PATCH's closed loop loses a good share of what it does alone on this machine's two
+ * cores, so 80% of the closed loop alone kept the server fully busy (bench/HISTORY.md, "Long runs").
  */
 const LOAD_SHARE = 0.8;
 /** After the readers and streams start, before the capacity beside them is measured. */
@@ -37,8 +37,8 @@ const BESIDE_SETTLE_SECONDS = 2;
 /**
  * The fixed rates tried, as shares of the closed-loop capacity beside the readers and streams, in
  * turn until one is not sustained. A closed loop of 50 connections overstates what a fixed rate
- * gets: requests that always wait commit 32 to a group and share each turn of the event loop, and
- * at a fixed rate a PATCH cost about a fifth more (bench/README.md, "Long runs").
+ * gets: requests that always wait commit in large groups and share each turn of the event loop,
+ * and at a fixed rate a PATCH cost more (bench/HISTORY.md, "Long runs").
  */
 const FIXED_RATE_SHARES = [0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1];
 /**

@@ -88,7 +88,7 @@ export class ConfigError extends Error {
 const MAX_ACCESS_TOKEN_TTL_SECONDS = 900;
 /**
  * Default PRUNE_INTERVAL_MS: about a second's writes deleted each time. A minute's deletions in one
- * run made that minute's latency worse than the others' (bench/README.md, "Long runs").
+ * run made that minute's latency worse than the others' (bench/HISTORY.md, "Long runs").
  */
 const PRUNE_INTERVAL_MS = 1000;
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

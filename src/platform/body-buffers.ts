@@ -1,7 +1,7 @@
 // Hand-written (a free list per size class) because a measurement says so: large response bodies
 // (event pages, lists) were each a fresh allocation, which glibc returns to the system and faults
-// in again under load; reusing the buffers doubled the catching-up row (bench/README.md, "Response
-// bodies in reused buffers, and the write path"). A buffer goes back to its free list once the
+// in again under load; reusing the buffers made the event-page rows far faster (bench/HISTORY.md,
+// "Response bodies in reused buffers, and the write path"). A buffer goes back to its free list once the
 // response has been handed to the operating system ('finish'); a response that never finishes
 // leaves its buffer to the garbage collector.
 import type { FastifyReply } from 'fastify';

@@ -1,6 +1,7 @@
 // Credentials by the hash of their secret, so an authenticated request need not read storage
-// before its own work (the key lookup was a fifth of a GET's CPU on SQLite and a round trip of
-// every request on PostgreSQL, measured with npm run bench). lru-cache bounds it by bytes.
+// before its own work (the key lookup was a large share of a GET's CPU on SQLite and a round trip
+// of every request on PostgreSQL: bench/HISTORY.md, "Earlier steps" and "PostgreSQL: round trips
+// per request"). lru-cache bounds it by bytes.
 // One process (SQLite) makes nearly every revocation itself and forgets the credential then; a
 // revocation by another process on the same file (the operator's `devdata keys revoke`) shows as
 // an external write, and the whole cache is dropped.

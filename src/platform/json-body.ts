@@ -1,6 +1,7 @@
 // Response bodies spliced from JSON the service already holds, as UTF-8 bytes. Encoding text to
-// UTF-8 on every response was a fifth of an event page's CPU (a page with a non-ASCII character
-// takes V8's slow path; figures in bench/README.md); JSON kept in memory is encoded once instead.
+// UTF-8 on every response was a large share of an event page's CPU (a page with a non-ASCII
+// character takes V8's slow path; bench/HISTORY.md, "Figures the code's comments refer to"); JSON
+// kept in memory is encoded once instead.
 
 /** `text` as UTF-8 in a buffer of its own: kept long in memory, it must not pin a shared pool slab. */
 export function ownBytes(text: string): Buffer {
@@ -17,7 +18,7 @@ const PACKED_CHUNK_MIN = 1024;
  * UTF-8 bytes of texts kept in memory and dropped oldest first (an account's newest events), packed
  * into shared chunks. A buffer of its own for each one was an ArrayBuffer and a malloc'd backing
  * store each, thousands a second under steady writes: V8's full collections spent milliseconds of
- * their pause sweeping them, and the malloc heap held on to the memory they freed (bench/README.md,
+ * their pause sweeping them, and the malloc heap held on to the memory they freed (bench/HISTORY.md,
  * "Long runs"). A chunk lives while any text in it is referenced, so a user that drops its texts
  * oldest first pins at most two chunks beyond them: the oldest, partly dropped, and the current one,
  * partly filled (a text's `buffer` is its chunk). Chunks start small and double up to PACKED_CHUNK_MAX.

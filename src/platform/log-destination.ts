@@ -1,6 +1,7 @@
 // Where the service's log lines go: standard output, in one write per turn of the event loop.
-// pino's default destination hands each line to a libuv worker thread and back (measured with npm
-// run bench, bench/README.md: a fifth of a GET, most of it waking threads on a virtual machine). Here lines written in one turn are joined and written synchronously when the
+// pino's default destination hands each line to a libuv worker thread and back: a large share of a
+// GET, most of it waking threads on a virtual machine (bench/HISTORY.md, "Figures the code's
+// comments refer to"). Here lines written in one turn are joined and written synchronously when the
 // turn ends (setImmediate), or at 64 KiB: an idle server's line is out at once, a busy one writes
 // once for many requests, and no line waits for a timer. What is pending is written on exit.
 import { writeSync } from 'node:fs';

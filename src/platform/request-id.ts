@@ -4,7 +4,8 @@ import type { IncomingMessage } from 'node:http';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._~:@+=/-]{1,128}$/;
 
 // A random prefix per process and a counter: unique across restarts and processes without asking
-// for random bytes on every request (a UUID per request was ~2% of a GET's CPU, npm run bench --profile).
+// for random bytes on every request (a UUID per request showed in a GET's profile: bench/HISTORY.md,
+// "What changed").
 const PROCESS_PREFIX = `req_${randomBytes(10).toString('hex')}`;
 let counter = 0;
 

@@ -1,6 +1,6 @@
 // Fastify gives every request a child logger bound to its request id. Making a pino child
 // serializes the bindings and builds a logger object, a measurable part of every request
-// (bench/README.md), though most requests log nothing but their one access line, which the root logger
+// (bench/HISTORY.md, "What changed"), though most requests log nothing but their one access line, which the root logger
 // writes with the id in it. So the child is made only when something logs through request.log.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString } from 'pino';

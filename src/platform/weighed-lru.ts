@@ -2,7 +2,7 @@
 // The recent events' runs and the read model's accounts grow and shrink in place, so they are set
 // anew when their weight has drifted by more than an eighth from what the cache counted, and only
 // marked as used otherwise: measuring again on every commit was a measurable part of a write
-// (bench/README.md, "Response bodies in reused buffers, and the write path"). A cache made with
+// (bench/HISTORY.md, "Response bodies in reused buffers, and the write path"). A cache made with
 // `weighedMaxSize(budget)` so stays within `budget` bytes however far each value drifted.
 import type { LRUCache } from 'lru-cache';
 

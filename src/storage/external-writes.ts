@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 
 /**
  * How often storage is asked at most. The question takes two locking system calls (as much as a
- * small read, measured with npm run bench --profile), so it is not asked on every read:
+ * small read: bench/HISTORY.md, "Figures the code's comments refer to"), so it is not asked on every read:
  * another process's commit is noticed within this long.
  */
 export const EXTERNAL_WRITE_CHECK_MS = 1;

@@ -1,5 +1,6 @@
 // Queries of the request paths, built and compiled once instead of on every request (Kysely's
-// builder and compiler were a fifth of a simple GET's CPU, measured with npm run bench). The query
+// builder and compiler were a large share of a simple GET's CPU: bench/HISTORY.md, "Earlier
+// steps"). The query
 // is written with the builder as usual, with named placeholders where values go; it is compiled
 // with the Kysely instance it first runs on (so each backend gets its own SQL and placeholders),
 // and each run substitutes the values into the compiled parameters.

@@ -1,12 +1,12 @@
 // WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside the commit that
 // pushes the WAL past 1,000 pages: it copies the pages into the database file and fsyncs it on the
-// server's only thread, which stalled every request and stream for up to 26 ms in the soak
-// (bench/README.md, "Long runs"). The server's connection turns automatic checkpoints off, and a
+// server's only thread, which stalled every request and stream in the soak (bench/HISTORY.md,
+// "Long runs"). The server's connection turns automatic checkpoints off, and a
 // worker thread with a connection of its own checkpoints instead:
 // - every interval, PASSIVE: it copies what is committed without waiting for a lock or blocking
 //   the writer. Under steady writes it never catches up, though: the writer appends while it copies,
 //   and SQLite starts the WAL over only when a write begins with every frame copied. Without more,
-//   the WAL grew by 1 GB a minute in the soak.
+//   the WAL grew without bound in the soak.
 // - so once the WAL holds RESTART_FRAMES, a complete one: the server holds its writes back (they
 //   wait asynchronously; the event loop goes on), the worker copies the few frames written since
 //   its last pass, and the next write starts the WAL over from its beginning.

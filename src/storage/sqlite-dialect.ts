@@ -40,8 +40,8 @@ class FifoMutex {
 class CachedStatementConnection implements DatabaseConnection {
   // lru-cache marks a statement used without touching its Map. Re-inserting into a Map on every
   // query (delete, then set) made the Map rebuild its table every few dozen queries, each new
-  // table allocated straight in V8's old space: over a quarter of what a PATCH promoted, and a third of
-  // the mark-compacts under steady writes (bench/README.md, "Long runs").
+  // table allocated straight in V8's old space: the largest share of what a PATCH promoted, and
+  // many of the mark-compacts under steady writes (bench/HISTORY.md, "Long runs").
   private readonly statements = new LRUCache<string, Statement>({ max: STATEMENT_CACHE_SIZE });
 
   constructor(private readonly db: SqliteDatabase) {}
@@ -97,19 +97,20 @@ class Lease implements DatabaseConnection {
 
 /**
  * Group commit. A commit costs far more than the statements before it (writing its pages to the
- * write-ahead log and taking the write lock: most of a PATCH's SQLite time, bench/README.md), and
+ * write-ahead log and taking the write lock: most of a PATCH's SQLite time; bench/HISTORY.md,
+ * "Figures the code's comments refer to"), and
  * requests that arrive together reach their transactions one after another within one turn of the
  * event loop. So a finished transaction does not commit: it hands the connection on, the next
  * transactions run as further savepoints of the same outer one, and that commits once, when the
  * event loop turns (setImmediate) with nobody at the connection, or earlier when a statement outside
  * a transaction needs the connection or GROUP_COMMIT_MAX have joined. A group of two or more (the
- * service is under load) waits GROUP_COMMIT_EXTRA_TURNS more turns: at 4,500 PATCH/s a group had
- * 3 transactions on average and 6 with one more turn, and the server used 8% less CPU, the
- * median response time unchanged (bench/README.md, "Long runs"). Each transaction's commit
+ * service is under load) waits GROUP_COMMIT_EXTRA_TURNS more turns: under the soak's paced load the
+ * groups grew and the server used less CPU, the median response time unchanged (bench/HISTORY.md,
+ * "Long runs"). Each transaction's commit
  * resolves only then, so nothing is reported, announced or kept in memory before it is durable,
  * and reads outside a transaction never see a group's uncommitted changes. A transaction that fails
  * rolls back to its savepoint alone; a failed group commit fails every transaction in it.
- * Measured with npm run bench: PATCH 3,500 -> 5,900 req/s, POST /api/v1/events 4,000 -> 7,100.
+ * It made PATCH and POST /api/v1/events much faster (bench/HISTORY.md, "Earlier steps").
  */
 class QueuedSqliteDriver implements Driver {
   private readonly mutex = new FifoMutex();
@@ -260,7 +261,7 @@ const transactionStatements = new WeakMap<DialectAdapter, StatementRunner>();
 /**
  * Runs a statement of a transaction of this SQLite Kysely instance (known by its adapter) on the
  * connection itself, past Kysely's executor: its connection provider and promise chain cost
- * as much a statement as better-sqlite3 takes to run a prepared one (bench/README.md). Only for a transaction: it holds
+ * as much a statement as better-sqlite3 takes to run a prepared one (bench/HISTORY.md, "What changed"). Only for a transaction: it holds
  * the one connection from begin to commit, so no other statement can be running on it, and its
  * statements, being synchronous, run in the order they are called. Undefined for other dialects.
  */

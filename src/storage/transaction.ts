@@ -3,7 +3,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from './schema.js';
 
-/** The transaction's queue of after-commit work, on the transaction object itself (a WeakMap entry per write cost more: bench/README.md). */
+/** The transaction's queue of after-commit work, on the transaction object itself (a WeakMap entry per write cost more: bench/HISTORY.md, "Response bodies in reused buffers, and the write path"). */
 const AFTER_COMMIT = Symbol('afterCommit');
 type QueuingTransaction = Transaction<Database> & { [AFTER_COMMIT]?: Array<() => void> };
 

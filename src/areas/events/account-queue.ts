@@ -1,7 +1,7 @@
 // Several processes (PostgreSQL): the write transactions of one account wait their turn in this
 // process, so that at most one per process waits on the account's row lock. With all of them at
 // the lock, every commit woke every waiter to re-check the updated row, and each held a pooled
-// connection while it waited (bench/README.md, "PostgreSQL: reads from memory in every process, and the writes").
+// connection while it waited (bench/HISTORY.md, "PostgreSQL: reads from memory in every process, and the writes").
 
 /** Runs the work given for one account one after another, in the order given; accounts apart run at once. */
 export class AccountQueue {

@@ -1,6 +1,7 @@
 // Events older than the recent ones in memory, kept in chunks of consecutive ids with their API
 // JSON once read, so that a client catching up from an older cursor is answered from memory too:
-// reading and splicing 100 stored events cost twelve times the bytes' own cost (bench/README.md).
+// reading and splicing 100 stored events cost many times the bytes' own cost (bench/HISTORY.md,
+// "Catching up from an older cursor").
 // Events never change once committed and ids are dense, so a chunk whose last id is committed is
 // complete and stays right for good (retention only deletes ids below every cursor still served).
 // Several processes (PostgreSQL) keep them too: the newest id a page is read up to is one this

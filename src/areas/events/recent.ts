@@ -1,6 +1,6 @@
 // The newest events of each account, kept in memory with their API JSON, so that a poll near the
 // head of the log (the common case, and a stream's catch-up) is answered without reading storage:
-// stepping through 100 stored events was most of an event page's cost (measured with npm run bench).
+// stepping through 100 stored events was most of an event page's cost (bench/HISTORY.md, "Earlier steps").
 // Filled from commits only, never from storage: an account's run of events starts at the first
 // commit this process sees and stays gapless, so a read that starts inside the run is complete.
 // One process (SQLite) answers from them alone. Several (PostgreSQL) keep them too, and each hears

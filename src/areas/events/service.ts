@@ -29,7 +29,7 @@ import {
 /** PostgreSQL: the most custom events of one account written in one statement, and their most data (bytes of JSON). */
 const CUSTOM_BATCH = { items: 100, bytes: 1024 * 1024 };
 
-/** Event ids deleted by one statement of retention: 500 took 10-48 ms under the soak's load (bench/README.md, "Long runs"). */
+/** Event ids deleted by one statement of retention: 500 blocked the event loop too long under the soak's load (bench/HISTORY.md, "Long runs"). */
 const PRUNE_BATCH = 100;
 
 /** How retention's runs go: ids deleted per statement, and the signal that stops them between statements. */

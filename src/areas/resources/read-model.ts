@@ -1,6 +1,6 @@
 // Each account's resources in memory, with their API JSON, so that reading a resource or a page of
 // them reads no storage: stepping through 50 stored rows was most of a list's cost, and a point
-// read a sixth of a GET's (measured with npm run bench). An account is read from storage once, in
+// read a large share of a GET's (bench/HISTORY.md, "Earlier steps"). An account is read from storage once, in
 // chunks, and then kept up to date from its committed events: the resource events carry the whole
 // resource, and event ids are consecutive, so a missed event shows as a gap, and the account is
 // then forgotten and read again when next asked for.
@@ -20,14 +20,15 @@ import type { Resource } from './schemas.js';
 
 /**
  * The most memory kept for all accounts together, in bytes (JSON and what holds it); one account
- * takes at most half, so about 130,000 resources of 300 bytes of JSON (bench/README.md).
+ * takes at most half, so about 130,000 resources of 300 bytes of JSON (bench/HISTORY.md, "Large accounts").
  */
 export const RESOURCE_VIEWS_BUDGET = 192 * 1024 * 1024;
 /** Resources read per step when an account is read; an account of fewer is read in one step, its first readers waiting. */
 export const LOAD_CHUNK = 1_000;
 /**
  * Several processes (PostgreSQL): resources read per step after the first. Twenty reads instead of
- * a hundred halved the reading of 100,000 under load (bench/README.md); one process (SQLite) reads
+ * a hundred shortened the reading of 100,000 under load (bench/HISTORY.md, "The freshly started row on
+ * PostgreSQL: fewer, larger reads"); one process (SQLite) reads
  * synchronously, holding the event loop for the whole read, so it keeps LOAD_CHUNK.
  */
 export const SHARED_LATER_CHUNK = 5_000;
@@ -39,7 +40,7 @@ const TOO_LARGE_MARKS = 10_000;
 const CONCURRENT_FILLS = 4;
 /**
  * What an entry costs besides its JSON bytes: the record, its Buffer object, its tags, its place in
- * the id map and in the ordered, type and tag lists (414 bytes of heap measured, bench/README.md).
+ * the id map and in the ordered, type and tag lists (measured: bench/HISTORY.md, "Large accounts").
  */
 const ENTRY_OVERHEAD = 420;
 /**

@@ -362,7 +362,8 @@ export async function resourceRecords(db: Executor, accountId: string, limit: nu
     .limit(limit)
     .execute();
   // One buffer for the chunk's JSON: a buffer of its own per resource (100,000 of them for a large
-  // account) was a sixth of reading it, and more for the garbage collector (bench/README.md).
+  // account) was a large share of reading it, and more for the garbage collector (bench/HISTORY.md,
+  // "Large accounts").
   const texts = rows.map((row) => resourceJson(row));
   const bytes = Buffer.allocUnsafeSlow(texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0));
   const block: JsonBlock = { bytes: bytes.length, held: rows.length };

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 // (areas/webhooks/store.ts, in the same transaction). A write takes the account's row first (its
 // event counter) and reads this with it, so the webhook outbox looks up the account's webhooks
 // only when there are some: that lookup was one of the statements every write made while holding
-// the row's lock (bench/README.md, "PostgreSQL: reads from memory in every process, and the writes").
+// the row's lock (bench/HISTORY.md, "PostgreSQL: reads from memory in every process, and the writes").
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('accounts')
