@@ -2,37 +2,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import type { AppsService } from './service.js';
+import { CreateAppBody, MAX_REDIRECT_URIS, UpdateAppBody } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
-const AppType = Type.Union([Type.Literal('public'), Type.Literal('confidential')]);
-/** The most redirect URIs an app may register. */
-const MAX_REDIRECT_URIS = 10;
-const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
-  minItems: 1,
-  maxItems: MAX_REDIRECT_URIS,
-  description: 'https, or http to a loopback host; matched exactly',
-});
-const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 });
-
-const appFields = {
-  id: Type.String(),
-  clientId: Type.String(),
-  name: Type.String(),
-  type: AppType,
-  redirectUris: Type.Array(Type.String()),
-  scopes: Type.Array(Type.String()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-};
-const AppSchema = Type.Object(appFields, { $id: 'App' });
-const AppWithSecret = Type.Object(
-  { ...appFields, clientSecret: Type.Optional(Type.String({ description: 'Confidential apps only; shown only here' })) },
-  { $id: 'AppWithSecret' },
-);
-
-export const appSchemas = [AppSchema, AppWithSecret];
+export { appSchemas } from './schemas.js';
 
 export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async (app, { apps }) => {
   const config = { auth: { scopes: ['apps:manage' as const] } };
@@ -45,7 +20,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         operationId: 'createApp',
         summary: 'Register an application',
         tags: ['apps'],
-        body: Type.Object({ name: DisplayName(), type: AppType, redirectUris: RedirectUris, scopes: Scopes }, { additionalProperties: false }),
+        body: CreateAppBody,
         response: { 201: ref('AppWithSecret') },
       },
     },
@@ -76,19 +51,11 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         summary: 'Change an application',
         tags: ['apps'],
         params: IdParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(DisplayName()),
-            redirectUris: Type.Optional(RedirectUris),
-            scopes: Type.Optional(Scopes),
-            type: Type.Optional(Type.Unknown({ description: 'Not changeable: sending it is an error' })),
-          },
-          { additionalProperties: false },
-        ),
+        body: UpdateAppBody,
         response: { 200: ref('App') },
       },
     },
-    async (request) => apps.update(credentialOf(request), request.params.id, request.body as Parameters<AppsService['update']>[2]),
+    async (request) => apps.update(credentialOf(request), request.params.id, request.body),
   );
 
   app.delete(

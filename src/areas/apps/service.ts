@@ -22,26 +22,9 @@ import {
   updateApp,
   type AppRow,
 } from './store.js';
+import type { App, AppChanges, AppWithSecret, CreateApp } from './schemas.js';
 
 export type { AppRow };
-
-export interface App {
-  id: string;
-  clientId: string;
-  name: string;
-  type: 'public' | 'confidential';
-  redirectUris: string[];
-  scopes: string[];
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface AppInput {
-  name?: string;
-  type?: 'public' | 'confidential';
-  redirectUris?: string[];
-  scopes?: string[];
-}
 
 /** At most this many registered apps per account (api-decisions §10). */
 export const MAX_APPS_PER_ACCOUNT = 50;
@@ -89,7 +72,7 @@ export class AppsService {
     private readonly domain: DomainEvents,
   ) {}
 
-  private validate(caller: Credential, input: AppInput): void {
+  private validate(caller: Credential, input: Pick<AppChanges, 'redirectUris' | 'scopes'>): void {
     const details: ErrorDetail[] = [];
     input.redirectUris?.forEach((uri, index) => {
       const problem = redirectUriProblem(uri);
@@ -104,7 +87,7 @@ export class AppsService {
     if (missing.length > 0) throw insufficientScope(missing as Scope[]);
   }
 
-  async create(caller: Credential, input: Required<Pick<AppInput, 'name' | 'type' | 'redirectUris' | 'scopes'>>): Promise<App & { clientSecret?: string }> {
+  async create(caller: Credential, input: CreateApp): Promise<AppWithSecret> {
     this.validate(caller, input);
     const now = this.clock.now().toISOString();
     const clientSecret = input.type === 'confidential' ? newSecret('ddcs') : undefined;
@@ -153,7 +136,7 @@ export class AppsService {
     return row;
   }
 
-  async update(caller: Credential, id: string, input: AppInput): Promise<App> {
+  async update(caller: Credential, id: string, input: AppChanges): Promise<App> {
     if (input.type !== undefined) throw invalidField('/type', 'cannot be changed; register a new app instead');
     if (input.name === undefined && input.redirectUris === undefined && input.scopes === undefined) {
       throw new DomainError('invalid_request', 'Send at least one of name, redirectUris, scopes');
@@ -198,7 +181,7 @@ export class AppsService {
     });
   }
 
-  async rotateSecret(caller: Credential, id: string): Promise<App & { clientSecret: string }> {
+  async rotateSecret(caller: Credential, id: string): Promise<AppWithSecret & { clientSecret: string }> {
     const clientSecret = newSecret('ddcs');
     const app = await this.db.transaction().execute(async (trx) => {
       const current = await this.require(trx, caller.accountId, id);

@@ -1,13 +1,15 @@
+import type { Insertable, Selectable } from 'kysely';
 import type { CutOffReason } from '../../platform/credential.js';
-import type { Executor } from '../../storage/schema.js';
+import type { AppsTable, Executor } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
+import type { App } from './schemas.js';
 
 export interface AppRow {
   id: string;
   accountId: string;
   clientId: string;
   name: string;
-  type: 'public' | 'confidential';
+  type: App['type'];
   redirectUris: string[];
   scopes: string[];
   clientSecretHash: string | null;
@@ -19,22 +21,7 @@ export interface AppRow {
   updatedAt: string;
 }
 
-type Columns = {
-  id: string;
-  account_id: string;
-  client_id: string;
-  name: string;
-  type: string;
-  redirect_uris: string;
-  scopes: string;
-  client_secret_hash: string | null;
-  authorized_by_key_id: string | null;
-  client_credentials_ended: string | null;
-  created_at: string;
-  updated_at: string;
-};
-
-function toApp(row: Columns): AppRow {
+function toApp(row: Selectable<AppsTable>): AppRow {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -51,7 +38,7 @@ function toApp(row: Columns): AppRow {
   };
 }
 
-function toColumns(app: AppRow): Columns {
+function toColumns(app: AppRow): Insertable<AppsTable> {
   return {
     id: app.id,
     account_id: app.accountId,
