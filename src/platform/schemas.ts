@@ -1,13 +1,18 @@
 // Schemas shared by every area; registered once as OpenAPI components and referenced by `$id`.
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
-import { CUT_OFF_REASONS } from './credential.js';
+import { CUT_OFF_REASONS, type CutOffReason } from './credential.js';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
 
-/** Why the service stopped a webhook or schedule: the credential it acted on ended. */
-export const DisabledReason = Type.Union([...CUT_OFF_REASONS.map((reason) => Type.Literal(reason)), Type.Null()], {
-  description: 'Why the service disabled it: the credential that authorized it was revoked or expired (enable it again to resume); null otherwise',
-});
+/**
+ * Why the service stopped a webhook or schedule: the credential it acted on ended. Typed by hand:
+ * Static cannot read the literals' union out of a mapped array.
+ */
+export const DisabledReason = Type.Unsafe<CutOffReason | null>(
+  Type.Union([...CUT_OFF_REASONS.map((reason) => Type.Literal(reason)), Type.Null()], {
+    description: 'Why the service disabled it: the credential that authorized it was revoked or expired (enable it again to resume); null otherwise',
+  }),
+);
 
 export const ErrorSchema = Type.Object(
   {
