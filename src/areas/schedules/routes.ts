@@ -2,61 +2,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { DisabledReason, DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS, type ScheduleAction, type SchedulesService } from './service.js';
+import { IdParams, NoContent, ref } from '../../platform/schemas.js';
+import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS, type SchedulesService } from './service.js';
+import { CreateScheduleBody, UpdateScheduleBody } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
-const Name = DisplayName();
-const actionVariants = [
-  Type.Object(
-    {
-      type: Type.Literal('set_state'),
-      resourceId: Type.String({ minLength: 1, maxLength: 100 }),
-      state: Type.Union([Type.Number(), Type.String(), Type.Boolean()]),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Object(
-    { type: Type.Literal('publish_event'), eventType: Type.String({ minLength: 1, maxLength: 120 }), data: Type.Record(Type.String(), Type.Unknown()) },
-    { additionalProperties: false },
-  ),
-];
-const Action = Type.Union(actionVariants);
-const ActionSchema = Type.Union(actionVariants, { $id: 'ScheduleAction', description: 'What a schedule does when it runs' });
-const Cron = Type.String({ minLength: 9, maxLength: 200, description: '5 fields: minute hour day-of-month month day-of-week' });
-const At = Type.String({ format: 'date-time', description: 'ISO 8601 time of a one-shot run' });
-const Timezone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, default UTC' });
-
-const ScheduleSchema = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    cron: Type.Union([Type.String(), Type.Null()]),
-    at: Type.Union([Timestamp, Type.Null()]),
-    timezone: Type.String(),
-    action: ref('ScheduleAction'),
-    enabled: Type.Boolean(),
-    disabledReason: DisabledReason,
-    nextRunAt: Type.Union([Timestamp, Type.Null()]),
-    lastRunAt: Type.Union([Timestamp, Type.Null()]),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { $id: 'Schedule' },
-);
-const ExecutionSchema = Type.Object(
-  {
-    scheduleId: Type.String(),
-    scheduledFor: Timestamp,
-    executedAt: Timestamp,
-    outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]),
-    error: Type.Optional(Type.String()),
-    eventId: Type.Integer({ description: 'The schedule.executed event' }),
-  },
-  { $id: 'ScheduleExecution' },
-);
-
-export const scheduleSchemas = [ActionSchema, ScheduleSchema, ExecutionSchema];
+export { scheduleSchemas } from './schemas.js';
 
 export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesService }> = async (app, { schedules }) => {
   const config = { auth: { scopes: ['schedules:manage' as const] } };
@@ -69,22 +20,11 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         operationId: 'createSchedule',
         summary: 'Create a schedule (set_state also needs resources:write; publish_event events:write)',
         tags: ['schedules'],
-        body: Type.Object(
-          {
-            name: Name,
-            cron: Type.Optional(Cron),
-            at: Type.Optional(At),
-            timezone: Type.Optional(Timezone),
-            action: Action,
-            enabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
+        body: CreateScheduleBody,
         response: { 201: ref('Schedule') },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await schedules.create(credentialOf(request), { ...request.body, action: request.body.action as ScheduleAction })),
+    async (request, reply) => reply.code(201).send(await schedules.create(credentialOf(request), request.body)),
   );
 
   app.get(
@@ -116,22 +56,11 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         summary: 'Change a schedule (cron or at replaces the other)',
         tags: ['schedules'],
         params: IdParams,
-        body: Type.Object(
-          {
-            name: Type.Optional(Name),
-            cron: Type.Optional(Cron),
-            at: Type.Optional(At),
-            timezone: Type.Optional(Timezone),
-            action: Type.Optional(Action),
-            enabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
+        body: UpdateScheduleBody,
         response: { 200: ref('Schedule') },
       },
     },
-    async (request) =>
-      schedules.update(credentialOf(request), request.params.id, { ...request.body, action: request.body.action as ScheduleAction | undefined }),
+    async (request) => schedules.update(credentialOf(request), request.params.id, request.body),
   );
 
   app.delete(

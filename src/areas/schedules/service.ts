@@ -23,11 +23,9 @@ import {
   recordRun,
   schedulesAuthorizedBy,
   updateSchedule,
-  type ScheduleAction,
   type ScheduleRow,
 } from './store.js';
-
-export type { ScheduleAction };
+import type { CreateSchedule, Execution, Schedule, ScheduleAction, ScheduleChanges } from './schemas.js';
 
 /** How often each process looks for due runs. */
 export const SCHEDULER_INTERVAL_MS = 1000;
@@ -35,40 +33,6 @@ export const SCHEDULER_INTERVAL_MS = 1000;
 export const MISSED_RUN_GRACE_MS = 60 * 60_000;
 /** At most this many schedules per account (api-decisions §10). */
 export const MAX_SCHEDULES_PER_ACCOUNT = 200;
-
-export interface Schedule {
-  id: string;
-  name: string;
-  cron: string | null;
-  at: string | null;
-  timezone: string;
-  action: ScheduleAction;
-  enabled: boolean;
-  /** Why the service disabled it: its authorizing credential ended (`credential_revoked`, `credential_expired`). */
-  disabledReason: string | null;
-  nextRunAt: string | null;
-  lastRunAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface ScheduleInput {
-  name?: string;
-  cron?: string | null;
-  at?: string | null;
-  timezone?: string;
-  action?: ScheduleAction;
-  enabled?: boolean;
-}
-
-export interface Execution {
-  scheduleId: string;
-  scheduledFor: string;
-  executedAt: string;
-  outcome: 'succeeded' | 'failed';
-  error?: string;
-  eventId: number;
-}
 
 function toSchedule(row: ScheduleRow): Schedule {
   const { accountId: _account, authorizedBy: _authorizer, ...schedule } = row;
@@ -81,7 +45,7 @@ function actionScope(action: ScheduleAction): 'resources:write' | 'events:write'
 }
 
 /** A change of what a schedule does or when (a rename is not): its author becomes the credential it depends on. */
-function changesWhatItDoes(input: ScheduleInput): boolean {
+function changesWhatItDoes(input: ScheduleChanges): boolean {
   return input.cron != null || input.at != null || input.timezone !== undefined || input.action !== undefined || input.enabled !== undefined;
 }
 
@@ -144,7 +108,7 @@ export class SchedulesService implements StandingObjects {
     }
   }
 
-  async create(caller: Credential, input: ScheduleInput & { name: string; action: ScheduleAction }): Promise<Schedule> {
+  async create(caller: Credential, input: CreateSchedule): Promise<Schedule> {
     const now = this.clock.now();
     const row: ScheduleRow = {
       id: newId('sch'),
@@ -198,7 +162,7 @@ export class SchedulesService implements StandingObjects {
   }
 
   /** The schedule after a change, its next run not yet worked out. Setting one of cron and at replaces the other. */
-  private changed(caller: Credential, current: ScheduleRow, input: ScheduleInput, now: Date): ScheduleRow {
+  private changed(caller: Credential, current: ScheduleRow, input: ScheduleChanges, now: Date): ScheduleRow {
     const timing =
       input.cron != null
         ? { cron: input.cron, at: null }
@@ -219,8 +183,8 @@ export class SchedulesService implements StandingObjects {
     };
   }
 
-  async update(caller: Credential, id: string, input: ScheduleInput): Promise<Schedule> {
-    const changes = Object.keys(input).filter((key) => input[key as keyof ScheduleInput] !== undefined);
+  async update(caller: Credential, id: string, input: ScheduleChanges): Promise<Schedule> {
+    const changes = Object.keys(input).filter((key) => input[key as keyof ScheduleChanges] !== undefined);
     if (changes.length === 0) throw new DomainError('invalid_request', 'Send at least one of name, cron, at, timezone, action, enabled');
     if (input.cron != null && input.at != null) throw invalidField('/cron', 'send at most one of cron and at: setting one replaces the other');
     const now = this.clock.now();

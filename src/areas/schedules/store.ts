@@ -1,10 +1,8 @@
+import type { Insertable, Selectable } from 'kysely';
 import type { Authorizer, CutOffReason } from '../../platform/credential.js';
-import type { Executor } from '../../storage/schema.js';
+import type { Executor, SchedulesTable } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
-
-export type ScheduleAction =
-  | { type: 'set_state'; resourceId: string; state: number | string | boolean }
-  | { type: 'publish_event'; eventType: string; data: Record<string, unknown> };
+import type { ScheduleAction } from './schemas.js';
 
 export interface ScheduleRow {
   id: string;
@@ -25,25 +23,7 @@ export interface ScheduleRow {
   updatedAt: string;
 }
 
-type Columns = {
-  id: string;
-  account_id: string;
-  name: string;
-  cron: string | null;
-  at: string | null;
-  timezone: string;
-  action: string;
-  enabled: number;
-  disabled_reason: string | null;
-  authorized_by_kind: string;
-  authorized_by_id: string;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  created_at: string;
-  updated_at: string;
-};
-
-function toRow(row: Columns): ScheduleRow {
+function toRow(row: Selectable<SchedulesTable>): ScheduleRow {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -62,7 +42,7 @@ function toRow(row: Columns): ScheduleRow {
   };
 }
 
-function toColumns(row: ScheduleRow): Columns {
+function toColumns(row: ScheduleRow): Insertable<SchedulesTable> {
   return {
     id: row.id,
     account_id: row.accountId,
