@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
-import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
+import { DomainError, conflict, insufficientScope, notFound } from '../../domain-errors.js';
 import { newId, newSecret } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { actorOf, type AuditService } from '../audit/service.js';
-import { CUSTOM_EVENT_TYPE, EVENT_TYPES, eventJson, type Event } from '../events/event.js';
+import { eventJson, type Event } from '../events/event.js';
+import { matches, validateEvents } from './event-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
 import { authorizerOf, type Authorizer, type Credential, type CutOffReason } from '../../platform/credential.js';
@@ -107,19 +108,6 @@ function toDelivery(row: DeliveryRow): Delivery {
 /** A change of where, what or whether a webhook delivers (a rename or a new secret is not). */
 function changesWhatItDoes(input: WebhookInput): boolean {
   return input.url !== undefined || input.events !== undefined || input.enabled !== undefined;
-}
-
-export function matches(filters: readonly string[], type: string): boolean {
-  return filters.includes(type) || (type.startsWith('custom.') && filters.includes('custom.*'));
-}
-
-function validateEvents(events: string[]): void {
-  if (events.length === 0) throw invalidField('/events', 'must list at least one event type');
-  events.forEach((type, index) => {
-    if (!(EVENT_TYPES as readonly string[]).includes(type) && !CUSTOM_EVENT_TYPE.test(type)) {
-      throw invalidField(`/events/${index}`, `"${type}" is not an event type (use ${EVENT_TYPES.join(', ')} or custom.<name>)`);
-    }
-  });
 }
 
 export class WebhooksService implements StandingObjects {
