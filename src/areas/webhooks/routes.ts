@@ -2,57 +2,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
-import { DisabledReason, DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
-import { EVENT_TYPES } from '../events/event.js';
+import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, type WebhooksService } from './service.js';
+import { CreateWebhookBody, UpdateWebhookBody } from './schemas.js';
 import { SIGNATURE_HEADER } from './signing.js';
 import type { Capability } from '../system/capability.js';
 import type { Config } from '../../config.js';
 
-const UrlField = Type.String({ minLength: 1, maxLength: 2048, description: 'https on port 443 to a public address' });
-const EventsField = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
-  minItems: 1,
-  maxItems: 50,
-  description: `Event types to deliver: ${EVENT_TYPES.join(', ')}, or an exact custom.<name>`,
-});
-
-const webhookFields = {
-  id: Type.String(),
-  name: Type.String(),
-  url: Type.String(),
-  events: Type.Array(Type.String()),
-  enabled: Type.Boolean(),
-  disabledReason: DisabledReason,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-};
-const WebhookSchema = Type.Object(webhookFields, { $id: 'Webhook' });
-const WebhookWithSecret = Type.Object(
-  { ...webhookFields, secret: Type.String({ description: 'The signing secret (whsec_…); shown only here' }) },
-  { $id: 'WebhookWithSecret' },
-);
-const Attempt = Type.Object({
-  attempt: Type.Integer(),
-  at: Timestamp,
-  responseStatus: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  durationMs: Type.Integer(),
-});
-const DeliverySchema = Type.Object(
-  {
-    id: Type.String(),
-    eventId: Type.Integer(),
-    eventType: Type.String(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
-    attempts: Type.Array(Attempt),
-    createdAt: Timestamp,
-    completedAt: Type.Union([Timestamp, Type.Null()]),
-    nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
-  },
-  { $id: 'WebhookDelivery' },
-);
-
-export const webhookSchemas = [WebhookSchema, WebhookWithSecret, DeliverySchema];
+export { webhookSchemas } from './schemas.js';
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
   const manage = { auth: { scopes: ['webhooks:manage' as const] } };
@@ -67,10 +24,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         operationId: 'createWebhook',
         summary: 'Create a webhook',
         tags: ['webhooks'],
-        body: Type.Object(
-          { name: DisplayName(), url: UrlField, events: EventsField, enabled: Type.Optional(Type.Boolean({ default: true })) },
-          { additionalProperties: false },
-        ),
+        body: CreateWebhookBody,
         response: { 201: ref('WebhookWithSecret') },
       },
     },
@@ -109,10 +63,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         summary: 'Change a webhook (pausing needs webhooks:manage; editing name, url or events and enabling also events:read)',
         tags: ['webhooks'],
         params: WebhookParams,
-        body: Type.Object(
-          { name: Type.Optional(DisplayName()), url: Type.Optional(UrlField), events: Type.Optional(EventsField), enabled: Type.Optional(Type.Boolean()) },
-          { additionalProperties: false },
-        ),
+        body: UpdateWebhookBody,
         response: { 200: ref('Webhook') },
       },
     },

@@ -36,10 +36,11 @@ import {
   setWebhookSecret,
   updateWebhook,
   webhooksAuthorizedBy,
-  type Attempt,
+  type ClaimedDelivery,
   type DeliveryRow,
   type WebhookRow,
 } from './store.js';
+import type { Attempt, CreateWebhook, Delivery, Webhook, WebhookChanges, WebhookWithSecret } from './schemas.js';
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export const QUEUE_CAP = 1000;
@@ -47,37 +48,6 @@ export const HISTORY_KEPT = 500;
 export const MAX_ATTEMPTS = 5;
 /** How often, at most, the claim looks past webhooks at their share for others' due deliveries. */
 const WIDE_LOOK_INTERVAL_MS = 100;
-
-export interface Webhook {
-  id: string;
-  name: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  disabledReason: CutOffReason | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Delivery {
-  id: string;
-  eventId: number;
-  eventType: string;
-  status: DeliveryRow['status'];
-  attempts: Attempt[];
-  createdAt: string;
-  completedAt: string | null;
-  nextAttemptAt: string | null;
-}
-
-export interface WebhookInput {
-  name?: string;
-  url?: string;
-  events?: string[];
-  enabled?: boolean;
-}
-
-type ClaimedDelivery = Awaited<ReturnType<typeof claimDeliveries>>[number];
 
 function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -106,7 +76,7 @@ function toDelivery(row: DeliveryRow): Delivery {
 }
 
 /** A change of where, what or whether a webhook delivers (a rename or a new secret is not). */
-function changesWhatItDoes(input: WebhookInput): boolean {
+function changesWhatItDoes(input: WebhookChanges): boolean {
   return input.url !== undefined || input.events !== undefined || input.enabled !== undefined;
 }
 
@@ -133,10 +103,7 @@ export class WebhooksService implements StandingObjects {
     return checkWebhookUrl(raw, this.options.allowPrivateTargets);
   }
 
-  async create(
-    caller: Credential,
-    input: Required<Pick<WebhookInput, 'name' | 'url' | 'events'>> & { enabled?: boolean },
-  ): Promise<Webhook & { secret: string }> {
+  async create(caller: Credential, input: CreateWebhook): Promise<WebhookWithSecret> {
     validateEvents(input.events);
     const url = await this.checkUrl(input.url);
     const secret = newSecret('whsec');
@@ -187,7 +154,7 @@ export class WebhooksService implements StandingObjects {
   }
 
   /** Pausing needs only webhooks:manage; every other change (an edit) and enabling also events:read. */
-  async update(caller: Credential, id: string, input: WebhookInput): Promise<Webhook> {
+  async update(caller: Credential, id: string, input: WebhookChanges): Promise<Webhook> {
     if (input.name === undefined && input.url === undefined && input.events === undefined && input.enabled === undefined) {
       throw new DomainError('invalid_request', 'Send at least one of name, url, events, enabled');
     }
@@ -239,7 +206,7 @@ export class WebhooksService implements StandingObjects {
     });
   }
 
-  async rotateSecret(caller: Credential, id: string): Promise<Webhook & { secret: string }> {
+  async rotateSecret(caller: Credential, id: string): Promise<WebhookWithSecret> {
     const secret = newSecret('whsec');
     const row = await this.db.transaction().execute(async (trx) => {
       const current = await this.require(trx, caller.accountId, id);

@@ -1,8 +1,9 @@
 import type { Authorizer, CutOffReason } from '../../platform/credential.js';
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
-import type { Executor } from '../../storage/schema.js';
+import type { Executor, WebhookDeliveriesTable, WebhooksTable } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
+import type { Attempt, Delivery } from './schemas.js';
 
 export interface WebhookRow {
   id: string;
@@ -20,14 +21,6 @@ export interface WebhookRow {
   updatedAt: string;
 }
 
-export interface Attempt {
-  attempt: number;
-  at: string;
-  responseStatus: number | null;
-  error: string | null;
-  durationMs: number;
-}
-
 export interface DeliveryRow {
   id: string;
   webhookId: string;
@@ -36,33 +29,17 @@ export interface DeliveryRow {
   eventType: string;
   payload: string;
   gap: string | null;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: Delivery['status'];
   attempts: Attempt[];
   nextAttemptAt: string | null;
   createdAt: string;
   completedAt: string | null;
 }
 
-type WebhookColumns = {
-  id: string;
-  account_id: string;
-  name: string;
-  url: string;
-  events: string;
-  enabled: number;
-  disabled_reason: string | null;
-  secret: string;
-  authorized_by_kind: string;
-  authorized_by_id: string;
-  pending_count: number;
-  gap_from: number | null;
-  gap_to: number | null;
-  gap_dropped: number;
-  created_at: string;
-  updated_at: string;
-};
+/** A delivery claimed for an attempt, with what sending it needs of its webhook. */
+export type ClaimedDelivery = DeliveryRow & { url: string; sealedSecret: string; authorizedBy: Authorizer };
 
-function toWebhook(row: WebhookColumns): WebhookRow {
+function toWebhook(row: Selectable<WebhooksTable>): WebhookRow {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -80,21 +57,6 @@ function toWebhook(row: WebhookColumns): WebhookRow {
   };
 }
 
-type DeliveryColumns = {
-  id: string;
-  webhook_id: string;
-  account_id: string;
-  event_id: number;
-  event_type: string;
-  payload: string;
-  gap: string | null;
-  status: string;
-  attempts: string;
-  next_attempt_at: string | null;
-  created_at: string;
-  completed_at: string | null;
-};
-
 const DELIVERY_COLUMNS = [
   'id',
   'webhook_id',
@@ -110,7 +72,7 @@ const DELIVERY_COLUMNS = [
   'completed_at',
 ] as const;
 
-function toDelivery(row: DeliveryColumns): DeliveryRow {
+function toDelivery(row: Pick<Selectable<WebhookDeliveriesTable>, (typeof DELIVERY_COLUMNS)[number]>): DeliveryRow {
   return {
     id: row.id,
     webhookId: row.webhook_id,
@@ -326,12 +288,7 @@ export async function dueDeliveries(
  * conditional UPDATE: when processes race for a row, the loser's condition no longer holds, so
  * each attempt is made by one process (a crashed claimer's lease simply runs out).
  */
-export async function claimDeliveries(
-  db: Executor,
-  ids: readonly string[],
-  nowIso: string,
-  leaseUntil: string,
-): Promise<Array<DeliveryRow & { url: string; sealedSecret: string; authorizedBy: Authorizer }>> {
+export async function claimDeliveries(db: Executor, ids: readonly string[], nowIso: string, leaseUntil: string): Promise<ClaimedDelivery[]> {
   if (ids.length === 0) return [];
   const claimed = await db
     .updateTable('webhook_deliveries')
