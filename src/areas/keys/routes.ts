@@ -3,60 +3,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { API_NAME, API_VERSION } from '../../platform/api-version.js';
-import { DisplayName, IdParams, NoContent, ref, Timestamp } from '../../platform/schemas.js';
+import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { actorOf } from '../audit/service.js';
-import { DEFAULT_KEY_DAYS, type KeysService } from './service.js';
+import type { KeysService } from './service.js';
+import { CreateKeyBody, DEFAULT_KEY_DAYS, MAX_KEY_DAYS } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
-/** The longest a key may be issued for, in days. */
-export const MAX_KEY_DAYS = 365;
-
-const ApiKey = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    scopes: Type.Array(Type.String()),
-    createdAt: Timestamp,
-    expiresAt: Timestamp,
-    lastUsedAt: Type.Union([Timestamp, Type.Null()]),
-  },
-  { $id: 'ApiKey' },
-);
-const CreatedApiKey = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    scopes: Type.Array(Type.String()),
-    createdAt: Timestamp,
-    expiresAt: Timestamp,
-    key: Type.String({ description: 'The secret; shown only in this response' }),
-  },
-  { $id: 'CreatedApiKey' },
-);
-const CredentialSummary = Type.Object(
-  {
-    account: Type.Object({ id: Type.String(), name: Type.String() }),
-    credential: Type.Object({
-      id: Type.String(),
-      kind: Type.Union([Type.Literal('api_key'), Type.Literal('oauth_access_token')]),
-      scopes: Type.Array(Type.String()),
-      expiresAt: Timestamp,
-      clientId: Type.Optional(Type.String()),
-    }),
-    api: Type.Object({ name: Type.String(), version: Type.String() }),
-  },
-  { $id: 'CredentialSummary' },
-);
-const CreateKeyBody = Type.Object(
-  {
-    name: DisplayName(),
-    scopes: Type.Array(Type.String(), { maxItems: 20 }),
-    expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KEY_DAYS, default: DEFAULT_KEY_DAYS })),
-  },
-  { additionalProperties: false },
-);
-
-export const keySchemas = [ApiKey, CreatedApiKey, CredentialSummary];
+export { keySchemas } from './schemas.js';
 
 export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async (app, { keys }) => {
   app.get(

@@ -21,32 +21,17 @@ import {
   usableKeyIds,
   type KeyRow,
 } from './store.js';
+import { DEFAULT_KEY_DAYS, type ApiKey, type CreateKey } from './schemas.js';
 
 export const KEY_PREFIX = 'ddk';
-export const DEFAULT_KEY_DAYS = 90;
 /** At most this many active (neither revoked nor expired) keys per account (api-decisions §10). */
 export const MAX_ACTIVE_KEYS_PER_ACCOUNT = 100;
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  scopes: string[];
-  createdAt: string;
-  expiresAt: string;
-  lastUsedAt: string | null;
-}
-
-export interface IssuedKey extends ApiKey {
-  /** The secret, returned once. */
-  key: string;
-}
+/** A newly issued key with its secret (`key`), which is returned this once. */
+export type IssuedKey = ApiKey & { key: string };
 
 /** What the operator sees of a key: its state as well, never its secret or hash. */
-export interface OperatorKeyView extends ApiKey {
-  accountId: string;
-  revokedAt: string | null;
-  status: 'active' | 'revoked' | 'expired';
-}
+export type OperatorKeyView = ApiKey & { accountId: string; revokedAt: string | null; status: 'active' | 'revoked' | 'expired' };
 
 export interface IssueKeyInput {
   accountId: string;
@@ -102,7 +87,7 @@ export class KeysService implements CredentialResolver {
   }
 
   /** POST /keys: only scopes the caller holds, never outliving the caller. */
-  async create(caller: Credential, input: { name: string; scopes: string[]; expiresInDays?: number }): Promise<IssuedKey> {
+  async create(caller: Credential, input: CreateKey): Promise<IssuedKey> {
     const unknown = input.scopes.flatMap((scope, index) => (isScope(scope) ? [] : [{ path: `/scopes/${index}`, message: `unknown scope "${scope}"` }]));
     if (unknown.length > 0) throw new DomainError('invalid_request', 'Unknown scope', unknown);
     const scopes = [...new Set(input.scopes)] as Scope[];

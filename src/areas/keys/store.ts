@@ -1,5 +1,6 @@
+import type { Selectable } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
-import type { Executor } from '../../storage/schema.js';
+import type { ApiKeysTable, Executor } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
 
 export interface KeyRow {
@@ -13,20 +14,9 @@ export interface KeyRow {
   lastUsedAt: string | null;
 }
 
-type KeyColumns = {
-  id: string;
-  account_id: string;
-  name: string;
-  scopes: string;
-  created_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-};
-
 const KEY_COLUMNS = ['id', 'account_id', 'name', 'scopes', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'] as const;
 
-function toKey(row: KeyColumns): KeyRow {
+function toKey(row: Pick<Selectable<ApiKeysTable>, (typeof KEY_COLUMNS)[number]>): KeyRow {
   return {
     id: row.id,
     accountId: row.account_id,
