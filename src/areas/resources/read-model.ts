@@ -9,14 +9,15 @@
 // events from the log (docs/decisions.md, "Several processes on PostgreSQL", for the bound).
 import { LRUCache } from 'lru-cache';
 import { setWeighed, weighedMaxSize } from '../../platform/weighed-lru.js';
-import { ownBytes } from '../../platform/json-body.js';
 import type { ExternalWrites } from '../../storage/external-writes.js';
 import type { Event } from '../events/event.js';
 import type { NotificationFollower } from '../events/bus.js';
-import { NewestIdCheck } from '../../storage/notifications.js';
-import { resourceColumns, resourceJson } from './resource-json.js';
-import type { ResourceQuery, ResourceRecord } from './store.js';
-import type { Resource } from './schemas.js';
+import type { ResourceRecord } from './store.js';
+import { AccountResources, ENTRY_OVERHEAD, isDeletion } from './account-resources.js';
+import { Fill } from './fill.js';
+import type { ReadingResources, ResourceView } from './view.js';
+
+export type { ReadingResources, ResourceView };
 
 /**
  * The most memory kept for all accounts together, in bytes (JSON and what holds it); one account
@@ -38,11 +39,6 @@ const TOO_LARGE_RECHECK_MS = 10 * 60_000;
 const TOO_LARGE_MARKS = 10_000;
 /** Accounts read at once: each holds what it has read until it is done; storage answers for more. */
 const CONCURRENT_FILLS = 4;
-/**
- * What an entry costs besides its JSON bytes: the record, its Buffer object, its tags, its place in
- * the id map and in the ordered, type and tag lists (measured: bench/HISTORY.md, "Large accounts").
- */
-const ENTRY_OVERHEAD = 420;
 /**
  * Several processes: how long a view answers before its newest id is read from storage again, in
  * case a notification was lost without the connection noticing (a half-open TCP connection).
@@ -76,33 +72,6 @@ export interface ReadModelOptions {
   confirmMs?: number;
 }
 
-/** An account's resources as of one of its events. */
-export interface ResourceView {
-  /** The account's event this view stands at: it reflects every change up to it. */
-  readonly lastEventId: number;
-  get(id: string): ResourceRecord | undefined;
-  /** A page in creation order (`json` of each) and how many match in all. */
-  list(query: ResourceQuery): { data: Buffer[]; total: number };
-}
-
-/**
- * An account being read into memory. Until a change of its resources is announced, what is read
- * so far is its first resources in creation order as they are, so it answers what lies wholly
- * within it; positions in the whole account hold until a deletion is announced.
- */
-export interface ReadingResources {
-  /** The resource, if read already and nothing changed since the reading began. */
-  get(id: string): ResourceRecord | undefined;
-  /** A page of the whole account or of one filter, if it lies wholly within what is read and nothing changed. */
-  pageWithin(query: ResourceQuery): Buffer[] | undefined;
-  /** The `created_seq` of the whole account's resource at `offset`, so that a page read from storage starts there instead of walking `offset` index entries. */
-  creationSeqAt(offset: number): number | undefined;
-  /** How many resources the query's filters match, if known and nothing changed: the whole account's from its creation order, a filter's once counted. */
-  total(query: ResourceQuery): number | undefined;
-  /** A count storage gave for the query's filters, kept until something changes. */
-  counted(query: ResourceQuery, total: number): void;
-}
-
 export interface ResourceReadModel {
   /** The account's resources, or undefined when storage must answer; may read the account first. */
   view(accountId: string): ResourceView | undefined | Promise<ResourceView | undefined>;
@@ -127,266 +96,6 @@ export type LoadResources = (
   afterSeq?: number,
   orderLimit?: number,
 ) => Promise<{ records: ResourceRecord[]; newestEventId: number; creationOrder?: number[] }>;
-
-const weightOf = (record: ResourceRecord) => record.json.length + ENTRY_OVERHEAD;
-
-/**
- * What a record no longer held leaves of the weight: its JSON stays counted while others share its
- * block (their buffer is one allocation), and the whole block goes once the last of them goes.
- */
-function weightReleased(record: ResourceRecord): number {
-  const { block } = record;
-  if (!block) return weightOf(record);
-  block.held -= 1;
-  return block.held === 0 ? ENTRY_OVERHEAD + block.bytes : ENTRY_OVERHEAD;
-}
-
-const isDeletion = (event: Event) => event.type === 'resource.deleted';
-const isResourceChange = (event: Event) => event.type.startsWith('resource.');
-
-/** Where a record of `createdSeq` stands (or would stand) in a list ordered by `createdSeq`. */
-function positionOf(list: readonly ResourceRecord[], createdSeq: number): number {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (list[middle]!.createdSeq < createdSeq) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
-/** Puts `record` in its place in the ordered list, replacing the record of the same creation. */
-function place(list: ResourceRecord[], record: ResourceRecord): void {
-  const last = list.at(-1);
-  if (last === undefined || last.createdSeq < record.createdSeq) {
-    list.push(record);
-    return;
-  }
-  const position = positionOf(list, record.createdSeq);
-  if (list[position]?.createdSeq === record.createdSeq) list[position] = record;
-  else list.splice(position, 0, record);
-}
-
-function remove(list: ResourceRecord[], record: ResourceRecord): void {
-  const position = positionOf(list, record.createdSeq);
-  if (list[position]?.createdSeq === record.createdSeq) list.splice(position, 1);
-}
-
-/**
- * An account's resources with a list per type and per tag, each in creation order, so that a page
- * of any one filter is an array slice and its total the array's length, however large the account.
- */
-class AccountResources implements ResourceView {
-  private readonly byId = new Map<string, ResourceRecord>();
-  private readonly ordered: ResourceRecord[] = [];
-  private readonly byType = new Map<string, ResourceRecord[]>();
-  private readonly byTag = new Map<string, ResourceRecord[]>();
-  /** Roughly the bytes held, for the memory budget. */
-  weight = 0;
-  countedWeight?: number;
-  /** Several processes: the newest id heard of; while past `lastEventId`, storage answers and the log is read. */
-  heardUpTo = 0;
-  /** Several processes: when the newest id was last confirmed by storage. */
-  readonly check = new NewestIdCheck();
-  catchingUp = false;
-
-  constructor(public lastEventId: number) {}
-
-  get behind(): boolean {
-    return this.heardUpTo > this.lastEventId;
-  }
-
-  get size(): number {
-    return this.ordered.length;
-  }
-
-  get(id: string): ResourceRecord | undefined {
-    return this.byId.get(id);
-  }
-
-  list({ type, tags, limit, offset }: ResourceQuery): { data: Buffer[]; total: number } {
-    let matching = this.singleFilterList(type, tags);
-    if (!matching) {
-      // Several filters: the fewest candidates, checked against the rest.
-      const candidates = [...(type === undefined ? [] : [this.byType.get(type) ?? []]), ...tags.map((tag) => this.byTag.get(tag) ?? [])];
-      candidates.sort((a, b) => a.length - b.length);
-      matching = candidates[0]!.filter((record) => (type === undefined || record.type === type) && tags.every((tag) => record.tags.includes(tag)));
-    }
-    return { data: matching.slice(offset, offset + limit).map((record) => record.json), total: matching.length };
-  }
-
-  /** A page of the whole account or of one filter, if it lies wholly within what is held. */
-  pageWithin({ type, tags, limit, offset }: ResourceQuery): Buffer[] | undefined {
-    const list = this.singleFilterList(type, tags);
-    if (!list || offset + limit > list.length) return undefined;
-    return list.slice(offset, offset + limit).map((record) => record.json);
-  }
-
-  /** The list that answers no filter or one (in creation order); undefined for several filters. */
-  private singleFilterList(type: string | undefined, tags: readonly string[]): readonly ResourceRecord[] | undefined {
-    if (tags.length === 0) return type === undefined ? this.ordered : (this.byType.get(type) ?? []);
-    return tags.length === 1 && type === undefined ? (this.byTag.get(tags[0]!) ?? []) : undefined;
-  }
-
-  /** Adds a record, or replaces the one of the same id (same creation). */
-  put(record: ResourceRecord): void {
-    const existing = this.byId.get(record.id);
-    this.byId.set(record.id, record);
-    place(this.ordered, record);
-    this.listOf(this.byType, record.type, record);
-    for (const tag of record.tags) this.listOf(this.byTag, tag, record);
-    if (existing) {
-      this.weight -= weightReleased(existing);
-      if (existing.type !== record.type) this.unlist(this.byType, existing.type, existing);
-      for (const tag of existing.tags) if (!record.tags.includes(tag)) this.unlist(this.byTag, tag, existing);
-    }
-    this.weight += weightOf(record);
-  }
-
-  delete(id: string): void {
-    const existing = this.byId.get(id);
-    if (!existing) return;
-    this.byId.delete(id);
-    remove(this.ordered, existing);
-    this.unlist(this.byType, existing.type, existing);
-    for (const tag of existing.tags) this.unlist(this.byTag, tag, existing);
-    this.weight -= weightReleased(existing);
-  }
-
-  private listOf(lists: Map<string, ResourceRecord[]>, key: string, record: ResourceRecord): void {
-    const list = lists.get(key);
-    if (list) place(list, record);
-    else lists.set(key, [record]);
-  }
-
-  private unlist(lists: Map<string, ResourceRecord[]>, key: string, record: ResourceRecord): void {
-    const list = lists.get(key);
-    if (!list) return;
-    remove(list, record);
-    if (list.length === 0) lists.delete(key);
-  }
-
-  /**
-   * Applies an event of the account. Replaying (events that the reads may already have seen, in
-   * order), an update of a resource not held is of one deleted later, and is skipped; following
-   * commits, it means the view is wrong: false, and the caller forgets the view.
-   */
-  apply(event: Event, replaying = false): boolean {
-    this.lastEventId = event.id;
-    if (!event.type.startsWith('resource.')) return true;
-    const resource = (event.data as { resource: Resource }).resource;
-    if (event.type === 'resource.deleted') {
-      this.delete(resource.id);
-      return true;
-    }
-    const existing = this.byId.get(resource.id);
-    if (!existing && event.type !== 'resource.created') return replaying;
-    this.put({
-      id: resource.id,
-      type: resource.type,
-      tags: resource.tags,
-      version: resource.version,
-      // A resource's created event is where it stands in creation order.
-      createdSeq: existing ? existing.createdSeq : event.id,
-      json: ownBytes(resourceJson(resourceColumns(resource))),
-    });
-    return true;
-  }
-}
-
-/** Filters whose counts an account being read keeps: bounded, like everything held. */
-const COUNTED_FILTERS = 1_000;
-
-/** The key of a single filter's count (a type or one tag); undefined for several filters. */
-function filterKey({ type, tags }: ResourceQuery): string | undefined {
-  if (tags.length === 0) return type === undefined ? '' : `type:${type}`;
-  return tags.length === 1 && type === undefined ? `tag:${tags[0]}` : undefined;
-}
-
-/** An account being read: the events committed meanwhile wait here, to be applied once it is read. */
-class Fill implements ReadingResources {
-  readonly events: Event[] = [];
-  /** Settles when the first chunk is read: the view when that was the whole account, else undefined. */
-  firstChunk: Promise<ResourceView | undefined> = Promise.resolve(undefined);
-  /** Past the first chunk: readers are answered by storage (and `readSoFar`) until the rest is read. */
-  background = false;
-  /** Set when what it read can no longer be trusted (another process wrote). */
-  abandoned = false;
-  /**
-   * Every resource's `created_seq` in creation order, read with the first chunk: positions in the
-   * whole account's list. Creations only add at the end; a deletion announced since moves them,
-   * and this is dropped.
-   */
-  creationOrder?: number[];
-  /** What is read so far, while no change of the account's resources was announced since the reading began. */
-  readSoFar?: AccountResources;
-  /** Counts of single filters storage gave, while nothing changed. */
-  private readonly counts = new Map<string, number>();
-  /** Several processes: the newest id heard of. */
-  heardUpTo = 0;
-  /** The newest event id as of the first chunk's read, once it is read. */
-  readAt?: number;
-
-  constructor(private readonly shared = false) {}
-
-  /**
-   * Several processes: another process may have committed anything up to `upTo`, so what was read
-   * may have changed since (this process's own commits are announced before their notification).
-   */
-  heard(upTo: number): void {
-    this.heardUpTo = Math.max(this.heardUpTo, upTo);
-    if (this.readAt !== undefined && upTo > this.readAt) this.changed();
-  }
-
-  /** Whether what the first chunk read still stands: nothing was announced, or heard of, since. */
-  unchangedSince(readAt: number): boolean {
-    return this.shared ? this.events.length === 0 && this.heardUpTo <= readAt : !this.events.some(isResourceChange);
-  }
-
-  private changed(): void {
-    this.creationOrder = undefined;
-    this.readSoFar = undefined;
-    this.counts.clear();
-  }
-
-  /** After commit: the account's new events. */
-  announced(events: readonly Event[]): void {
-    this.events.push(...events);
-    // Several processes: another's commits may lie before these, unseen.
-    if (this.shared) this.changed();
-    if (this.creationOrder && events.some(isDeletion)) this.creationOrder = undefined;
-    if (this.readSoFar && events.some(isResourceChange)) {
-      this.readSoFar = undefined;
-      this.counts.clear();
-    }
-  }
-
-  get(id: string): ResourceRecord | undefined {
-    return this.readSoFar?.get(id);
-  }
-
-  pageWithin(query: ResourceQuery): Buffer[] | undefined {
-    return this.readSoFar?.pageWithin(query);
-  }
-
-  creationSeqAt(offset: number): number | undefined {
-    return this.creationOrder?.[offset];
-  }
-
-  total(query: ResourceQuery): number | undefined {
-    if (!this.readSoFar) return undefined;
-    const key = filterKey(query);
-    // Nothing changed since the order was read, so its length is the account's size.
-    if (key === '') return this.creationOrder?.length;
-    return key === undefined ? undefined : this.counts.get(key);
-  }
-
-  counted(query: ResourceQuery, total: number): void {
-    const key = filterKey(query);
-    if (this.readSoFar && key && this.counts.size < COUNTED_FILTERS) this.counts.set(key, total);
-  }
-}
 
 export class InMemoryResourceReadModel implements ResourceReadModel, NotificationFollower {
   private readonly views: LRUCache<string, AccountResources>;
