@@ -19,6 +19,7 @@ import { AccountQueue } from './areas/events/account-queue.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel, SHARED_LATER_CHUNK } from './areas/resources/read-model.js';
+import { ResourceReads } from './areas/resources/read-side.js';
 import { WebhookSender } from './areas/webhooks/sender.js';
 import { authorizerOf, type Authorizer } from './platform/credential.js';
 import { WebhooksService } from './areas/webhooks/service.js';
@@ -43,6 +44,8 @@ export interface Services {
   system: SystemService;
   events: EventsService;
   resources: ResourcesService;
+  /** The resources served as prepared JSON, and snapshots. */
+  resourceReads: ResourceReads;
   webhooks: WebhooksService;
   apps: AppsService;
   oauth: OAuthService;
@@ -180,9 +183,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   authority.register(oauth.clientCredentialsAuthority);
   const accounts = new AccountsService(db, clock, audit);
   // Several processes: each keeps views too, told of the others' commits by the bus.
-  const resources = new ResourcesService(
+  const resourceReads = new ResourceReads(
     db,
-    clock,
     events,
     (load) => {
       if (oneProcess) return new InMemoryResourceReadModel(load, { externalWrites: externalWrites() });
@@ -198,6 +200,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     },
     domain,
   );
+  const resources = new ResourcesService(db, clock, events, resourceReads.views);
   const signupLimiter = new RateLimiter(newCounter(), clock, 3_600_000);
   const rateLimiter = new RateLimiter(newCounter(), clock);
   if (metrics) {
@@ -243,6 +246,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     system: new SystemService(storage, clock),
     events,
     resources,
+    resourceReads,
     schedules,
     installations: new InstallationsService(installationsDirectory()),
     webhooks,

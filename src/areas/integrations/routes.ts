@@ -6,7 +6,7 @@ import { credentialOf } from '../../platform/access.js';
 import { API_VERSION } from '../../platform/api-version.js';
 import { ref, Timestamp } from '../../platform/schemas.js';
 import type { Clock } from '../../platform/clock.js';
-import type { ResourcesService } from '../resources/service.js';
+import type { ResourceReads } from '../resources/read-side.js';
 import { RESOURCE_TYPES } from '../resources/schemas.js';
 import type { Capability } from '../system/capability.js';
 
@@ -35,7 +35,7 @@ const Snapshot = Type.Object(
 
 export const integrationSchemas = [Info, Snapshot];
 
-export const integrationRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesService; clock: Clock; installationId: () => string | null }> = async (
+export const integrationRoutes: FastifyPluginAsyncTypebox<{ resources: ResourceReads; clock: Clock; installationId: () => string | null }> = async (
   app,
   { resources, clock, installationId },
 ) => {

@@ -5,6 +5,7 @@ import { credentialOf } from '../../platform/access.js';
 import { sendJsonParts } from '../../platform/body-buffers.js';
 import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, withHeaders } from '../../platform/schemas.js';
 import { NAME_MAX, TAGS_MAX, type ResourcesService, type VersionPrecondition } from './service.js';
+import type { ResourceReads } from './read-side.js';
 import { RESOURCE_TYPES, ResourceTypeSchema, StateSchema, type Resource } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 import { listedEtags } from '../../platform/etag.js';
@@ -57,7 +58,7 @@ function withEtag(reply: FastifyReply, resource: Resource): Resource {
 /** The largest page of resources. */
 const MAX_LIST_LIMIT = 500;
 
-export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesService }> = async (app, { resources }) => {
+export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesService; reads: ResourceReads }> = async (app, { resources, reads }) => {
   const read = { auth: { scopes: ['resources:read' as const] } };
   const write = { auth: { scopes: ['resources:write' as const] } };
 
@@ -98,7 +99,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
     },
     async (request, reply) => {
       const { type, tag, limit, offset } = request.query;
-      const list = await resources.listJson(credentialOf(request).accountId, { type, tags: tag ?? [], limit, offset });
+      const list = await reads.listJson(credentialOf(request).accountId, { type, tags: tag ?? [], limit, offset });
       return sendJsonParts(reply, list);
     },
   );
@@ -117,7 +118,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
       },
     },
     async (request, reply) => {
-      const { version, json } = await resources.getJson(credentialOf(request).accountId, request.params.id);
+      const { version, json } = await reads.getJson(credentialOf(request).accountId, request.params.id);
       reply.header('etag', etagOf(version));
       const ifNoneMatch = parseIfMatch(request.headers['if-none-match']);
       if (ifNoneMatch === '*' || (Array.isArray(ifNoneMatch) && ifNoneMatch.includes(version))) return sendNotModified(reply);

@@ -3,33 +3,23 @@ import type { Database } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError, badRequest, invalidField, notFound, type ErrorDetail } from '../../domain-errors.js';
 import { newId } from '../../platform/ids.js';
-import type { JsonParts } from '../../platform/json-body.js';
 import type { Event, EventsService, EventWriter } from '../events/service.js';
 import type { AccountBatches, Waiting } from '../events/account-queue.js';
-import type { DomainEvents } from '../../domain-events.js';
-import type { LoadResources, ResourceReadModel } from './read-model.js';
+import type { ResourceReadModel } from './read-model.js';
 import {
-  allResources,
   deleteResource,
   findResource,
   findResources,
-  findResourceJson,
   insertResource,
-  listResourcesJson,
-  countResources,
-  resourceCreationOrder,
-  resourceRecords,
   updateResource,
   updateResourcesJoined,
   type Resource,
-  type ResourceQuery,
   type ResourceState,
   type ResourceType,
 } from './store.js';
 
 export type { Resource, ResourceState, ResourceType };
 
-export const RESOURCE_TYPES: readonly ResourceType[] = ['sensor', 'binary_sensor', 'switch', 'text'];
 export const NAME_MAX = 200;
 export const STATE_TEXT_MAX = 255;
 export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
@@ -100,26 +90,13 @@ function validateFields(
 }
 
 export class ResourcesService {
-  private readonly views: ResourceReadModel;
-
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly events: EventsService,
-    readModel: (load: LoadResources) => ResourceReadModel,
-    domain: DomainEvents,
+    /** The accounts' resources in memory (ResourceReads keeps them): updates are decided against them when current. */
+    private readonly views: ResourceReadModel,
   ) {
-    this.views = readModel(async (accountId, limit, afterSeq, orderLimit) =>
-      afterSeq === undefined
-        ? db.transaction().execute(async (trx) => {
-            const newestEventId = await events.newestId(accountId, trx);
-            const records = await resourceRecords(trx, accountId, limit);
-            const creationOrder = orderLimit !== undefined && records.length === limit ? await resourceCreationOrder(trx, accountId, orderLimit) : undefined;
-            return { newestEventId, records, creationOrder };
-          })
-        : { newestEventId: 0, records: await resourceRecords(db, accountId, limit, afterSeq) },
-    );
-    domain.afterCommit('events.appended', ({ accountId, events: committed }) => this.views.committed(accountId, committed));
     this.updates = events.batches((accountId, waiting) => this.writeUpdates(accountId, waiting), UPDATE_BATCH);
   }
 
@@ -159,40 +136,6 @@ export class ResourcesService {
     const resource = await findResource(this.db, accountId, id);
     if (!resource) throw notFound('Resource');
     return resource;
-  }
-
-  /** A Resource as JSON (UTF-8), from the read model or storage, with its version (the ETag). */
-  async getJson(accountId: string, id: string): Promise<{ version: number; json: Buffer }> {
-    let view = this.views.view(accountId);
-    // Kept views answer without a promise: this is the hottest read of the API.
-    if (view instanceof Promise) view = await view;
-    const resource = view ? view.get(id) : (this.views.reading(accountId)?.get(id) ?? (await findResourceJson(this.db, accountId, id)));
-    if (!resource) throw notFound('Resource');
-    return resource;
-  }
-
-  /** A ResourceList (`data`, `limit`, `offset`, `total`, `hasMore`) as JSON parts (UTF-8): each resource's JSON, spliced in where it is sent. */
-  async listJson(accountId: string, query: ResourceQuery): Promise<JsonParts> {
-    let view = this.views.view(accountId);
-    if (view instanceof Promise) view = await view;
-    const { data, total } = view ? view.list(query) : await this.listFromStorage(accountId, query);
-    const hasMore = query.offset + data.length < total;
-    return { head: '{"data":[', items: data, tail: `],"limit":${query.limit},"offset":${query.offset},"total":${total},"hasMore":${hasMore}}` };
-  }
-
-  /** While the account is not held in memory: storage, helped by what is read of it so far. */
-  private async listFromStorage(accountId: string, query: ResourceQuery): Promise<{ data: Buffer[]; total: number }> {
-    const reading = this.views.reading(accountId);
-    if (!reading) return listResourcesJson(this.db, accountId, query);
-    const startSeq = query.type === undefined && query.tags.length === 0 ? reading.creationSeqAt(query.offset) : undefined;
-    const known = reading.total(query);
-    const page = reading.pageWithin(query);
-    if (page && known !== undefined) return { data: page, total: known };
-    const { data, total } = page
-      ? { data: page, total: await countResources(this.db, accountId, query) }
-      : await listResourcesJson(this.db, accountId, query, startSeq, known);
-    if (known === undefined) reading.counted(query, total);
-    return { data, total };
   }
 
   async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {
@@ -334,18 +277,6 @@ export class ResourcesService {
     const view = this.views.held(writer.accountId);
     if (view?.lastEventId !== writer.lastEventId) return findResource(writer.trx, writer.accountId, id);
     return parsed(view.get(id));
-  }
-
-  /** Every resource and the event cursor they correspond to, read in one transaction. */
-  async snapshot(accountId: string): Promise<{ resources: Resource[]; cursor: number; oldestCursor: number }> {
-    return this.db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .execute(async (trx) => {
-        const cursor = await this.events.newestId(accountId, trx);
-        const resources = await allResources(trx, accountId);
-        return { resources, cursor, oldestCursor: this.events.oldestCursor(cursor) };
-      });
   }
 }
 
