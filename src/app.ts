@@ -134,7 +134,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(auditRoutes, { audit: services.audit });
   await app.register(usageRoutes, { usage: services.usage });
   await app.register(resourceRoutes, { resources: services.resources, reads: services.resourceReads });
-  await app.register(eventRoutes, { events: services.events, streams: context.streams });
+  await app.register(eventRoutes, { events: services.events, reads: services.eventReads, streams: context.streams });
   await app.register(integrationRoutes, { resources: services.resourceReads, clock: context.clock, installationId: () => null });
   await app.register(webhookRoutes, { webhooks: services.webhooks });
   await app.register(appRoutes, { apps: services.apps });

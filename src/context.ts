@@ -13,6 +13,7 @@ import { InProcessEventBus, NotifyingEventBus, type EventBus } from './areas/eve
 import { BatchedRateLimitCounter } from './storage/rate-limit-counter.js';
 import { ExternalWrites } from './storage/external-writes.js';
 import { EventsService } from './areas/events/service.js';
+import { EventReads } from './areas/events/read-side.js';
 import { InMemoryRecentEvents } from './areas/events/recent.js';
 import { InMemoryOlderEvents } from './areas/events/older.js';
 import { AccountQueue } from './areas/events/account-queue.js';
@@ -43,6 +44,8 @@ export interface Services {
   usage: UsageService;
   system: SystemService;
   events: EventsService;
+  /** The event log's pages, reads and cursor rules. */
+  eventReads: EventReads;
   resources: ResourcesService;
   /** The resources served as prepared JSON, and snapshots. */
   resourceReads: ResourceReads;
@@ -124,7 +127,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const externalWrites = () => new ExternalWrites(storage.dataVersion!);
   const recentEvents = new InMemoryRecentEvents(
     config.eventRetention,
-    oneProcess ? { externalWrites: externalWrites() } : { others: { newestId: (accountId: string): Promise<number> => events.newestId(accountId) } },
+    oneProcess ? { externalWrites: externalWrites() } : { others: { newestId: (accountId: string): Promise<number> => eventReads.newestId(accountId) } },
   );
   bus.follow(recentEvents);
   // Cross-area reactions (src/domain-events.ts): who reacts to what is wired here and below.
@@ -137,10 +140,10 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     usage,
     recentEvents,
     domain,
-    (load) => new InMemoryOlderEvents(load),
     // One SQLite connection commits the writes of a turn together; PostgreSQL's wait at a row lock.
     oneProcess ? undefined : new AccountQueue(),
   );
+  const eventReads = new EventReads(db, config.eventRetention, bus, recentEvents, (load) => new InMemoryOlderEvents(load));
   // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
   const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });
   const keys = new KeysService(db, clock, audit, credentialCache, domain);
@@ -185,14 +188,14 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   // Several processes: each keeps views too, told of the others' commits by the bus.
   const resourceReads = new ResourceReads(
     db,
-    events,
+    eventReads,
     (load) => {
       if (oneProcess) return new InMemoryResourceReadModel(load, { externalWrites: externalWrites() });
       const model = new InMemoryResourceReadModel(load, {
         laterChunk: SHARED_LATER_CHUNK,
         others: {
-          events: (accountId, after, upTo) => events.read(accountId, { after, upTo, limit: upTo - after }),
-          newestId: (accountId) => events.newestId(accountId),
+          events: (accountId, after, upTo) => eventReads.read(accountId, { after, upTo, limit: upTo - after }),
+          newestId: (accountId) => eventReads.newestId(accountId),
         },
       });
       bus.follow(model);
@@ -219,7 +222,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     sessionTtlSeconds: config.developerSessionTtlSeconds,
   });
   // A stream lives as long as its credential: checked at every heartbeat, and at once on a revocation here.
-  const streams = new StreamHub(events, config.streamLimitPerAccount, async (credentials) => {
+  const streams = new StreamHub(eventReads, config.streamLimitPerAccount, async (credentials) => {
     const now = clock.now().toISOString();
     const live = await liveCredentials(credentials.map(authorizerOf));
     return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
@@ -245,6 +248,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     usage,
     system: new SystemService(storage, clock),
     events,
+    eventReads,
     resources,
     resourceReads,
     schedules,

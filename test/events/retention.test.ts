@@ -101,25 +101,25 @@ describe('retention in small steps', () => {
   });
 
   it('refuses a page read from storage that retention overtook, and only then reads the newest id again', async () => {
-    const { events } = app.context.services;
+    const { events, eventReads: reads } = app.context.services;
     const reader = await app.account();
     await publish(250, reader.accountId);
     // A cursor of 150 was in the window while the newest id was 250; 50 more events and a prune later it is not.
     await publish(50, reader.accountId);
     await events.pruneWritten();
-    const read = await events.read(reader.accountId, { after: 150, upTo: 250, limit: 100 });
+    const read = await reads.read(reader.accountId, { after: 150, upTo: 250, limit: 100 });
     expect(read[0]?.id).toBe(201);
-    expect(await events.expiredDuringRead(reader.accountId, 150, 250, read[0]?.id)).toBe(300);
+    expect(await reads.expiredDuringRead(reader.accountId, 150, 250, read[0]?.id)).toBe(300);
     // A read that begins right after its cursor hid no deletion (the oldest ids go first): storage is not asked.
-    const newestReads = vi.spyOn(events, 'newestId');
-    expect(await events.expiredDuringRead(reader.accountId, 200, 300, 201)).toBeUndefined();
+    const newestReads = vi.spyOn(reads, 'newestId');
+    expect(await reads.expiredDuringRead(reader.accountId, 200, 300, 201)).toBeUndefined();
     expect(newestReads).not.toHaveBeenCalled();
     // One that begins later (a type filter, or nothing left) is judged by the newest id read again.
-    expect(await events.expiredDuringRead(reader.accountId, 200, 300, 250)).toBeUndefined();
-    expect(await events.expiredDuringRead(reader.accountId, 199, 300, 250)).toBe(300);
-    expect(await events.expiredDuringRead(reader.accountId, 199, 300, undefined)).toBe(300);
+    expect(await reads.expiredDuringRead(reader.accountId, 200, 300, 250)).toBeUndefined();
+    expect(await reads.expiredDuringRead(reader.accountId, 199, 300, 250)).toBe(300);
+    expect(await reads.expiredDuringRead(reader.accountId, 199, 300, undefined)).toBe(300);
     // Nothing to read (the cursor at the newest id) is never refused here.
-    expect(await events.expiredDuringRead(reader.accountId, 300, 300, undefined)).toBeUndefined();
+    expect(await reads.expiredDuringRead(reader.accountId, 300, 300, undefined)).toBeUndefined();
     expect(newestReads).toHaveBeenCalledTimes(3);
     newestReads.mockRestore();
   });
@@ -129,9 +129,9 @@ describe('retention in small steps', () => {
    * events are written and pruned, so the window moves past a cursor that was checked inside it.
    */
   function raceNextStorageRead(accountId: string, more: number): void {
-    const { events } = app.context.services;
-    const read = events.read.bind(events);
-    const spy = vi.spyOn(events, 'read').mockImplementationOnce(async (forAccount, query) => {
+    const { events, eventReads: reads } = app.context.services;
+    const read = reads.read.bind(reads);
+    const spy = vi.spyOn(reads, 'read').mockImplementationOnce(async (forAccount, query) => {
       spy.mockRestore();
       await publish(more, accountId);
       await events.pruneWritten();
@@ -140,13 +140,13 @@ describe('retention in small steps', () => {
   }
 
   it('answers 410 to a page whose cursor the window passed while it was read from storage, instead of skipping events', async () => {
-    const { events } = app.context.services;
+    const { events, eventReads: reads } = app.context.services;
     const reader = await app.account(['events:read']);
     await publish(300, reader.accountId);
     // Memory holds the account's newest events; this page's storage path is taken as when it does not.
-    const recent = (events as unknown as { recent: { after: (...args: unknown[]) => unknown } }).recent;
+    const recent = (reads as unknown as { recent: { after: (...args: unknown[]) => unknown } }).recent;
     vi.spyOn(recent, 'after').mockReturnValueOnce(undefined);
-    const older = (events as unknown as { older: { after: (...args: unknown[]) => Promise<unknown> } }).older;
+    const older = (reads as unknown as { older: { after: (...args: unknown[]) => Promise<unknown> } }).older;
     const olderAfter = older.after.bind(older);
     vi.spyOn(older, 'after').mockImplementationOnce(async (...args: unknown[]) => {
       await publish(50, reader.accountId);
@@ -154,7 +154,7 @@ describe('retention in small steps', () => {
       return olderAfter(...args);
     });
     // 200 is the oldest cursor served when the page starts (newest 300); 50 events later it is 250.
-    await expect(events.pageJson(reader.accountId, { after: 200, limit: 10 })).rejects.toMatchObject({ code: 'cursor_expired' });
+    await expect(reads.pageJson(reader.accountId, { after: 200, limit: 10 })).rejects.toMatchObject({ code: 'cursor_expired' });
     vi.restoreAllMocks();
     const page = await app.request({ url: '/api/v1/events?after=250&limit=10', key: reader.key });
     expect(page.status).toBe(200);

@@ -299,7 +299,7 @@ describe('event stream', () => {
 
   it('ends a stream whose re-read of the log fails, without an unhandled rejection, and the client can resume', async () => {
     const caller = await app().account(['events:read', 'events:write']);
-    const { events } = app().context.services;
+    const { eventReads: events } = app().context.services;
     const rejections: unknown[] = [];
     const onRejection = (reason: unknown) => rejections.push(reason);
     process.on('unhandledRejection', onRejection);
@@ -602,8 +602,8 @@ describe('event stream heartbeat', () => {
   it('writes a comment line on each heartbeat, between messages', async () => {
     // The app's heartbeat is 15 s; the same routes and hub with a 50 ms one show what is sent.
     const { accountId, key } = await app().account(['events:write', 'events:read']);
-    const { events } = app().context.services;
-    const hub = new StreamHub(events, 5, async (credentials) => new Set(credentials.map((credential) => credential.id)), 50);
+    const { events, eventReads } = app().context.services;
+    const hub = new StreamHub(eventReads, 5, async (credentials) => new Set(credentials.map((credential) => credential.id)), 50);
     const server = Fastify({ logger: false });
     installValidation(server);
     // The event schemas refer to the Resource and ScheduleAction components.
@@ -621,7 +621,7 @@ describe('event stream heartbeat', () => {
       };
     });
     server.addHook('preClose', async () => hub.closeAll());
-    await server.register(eventRoutes, { events, streams: hub });
+    await server.register(eventRoutes, { events, reads: eventReads, streams: hub });
     try {
       const address = await server.listen({ port: 0, host: '127.0.0.1' });
       const stream = await openRaw(`${address}/api/v1/events/stream`, key);

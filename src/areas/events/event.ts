@@ -54,3 +54,8 @@ export function eventJson(event: Event): string {
   }
   return json;
 }
+
+/** The oldest cursor still served when the newest event is `newest`: fixed by the retention rule (EVENT_RETENTION), not by when rows are deleted. */
+export function oldestRetainedCursor(newest: number, retention: number): number {
+  return Math.max(0, newest - retention);
+}

@@ -8,6 +8,7 @@ import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
 import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, eventJson } from './event.js';
 import type { EventsService } from './service.js';
+import type { EventReads } from './read-side.js';
 import { STREAM_HEARTBEAT_MS, type StreamHub } from './stream.js';
 import type { Capability } from '../system/capability.js';
 import type { Config } from '../../config.js';
@@ -95,7 +96,10 @@ function streamCursor(lastEventId: string | undefined, after: number | undefined
 /** The largest page of events. */
 const MAX_PAGE_LIMIT = 1000;
 
-export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; streams: StreamHub }> = async (app, { events, streams }) => {
+export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; reads: EventReads; streams: StreamHub }> = async (
+  app,
+  { events, reads, streams },
+) => {
   app.get(
     '/api/v1/events',
     {
@@ -114,7 +118,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
     },
     async (request, reply) => {
       const { after, limit, type } = request.query;
-      const page = await events.pageJson(credentialOf(request).accountId, { after, limit, type: parseTypeFilter(type) });
+      const page = await reads.pageJson(credentialOf(request).accountId, { after, limit, type: parseTypeFilter(type) });
       return sendJsonParts(reply, page);
     },
   );
@@ -159,8 +163,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; str
       const requested = streamCursor(request.headers['last-event-id'], request.query.after);
       // With a cursor, an expired one is refused before the stream starts; without one, it starts now.
       let after = requested;
-      if (after === undefined) after = await events.newestId(accountId);
-      else await events.checkCursor(accountId, after);
+      if (after === undefined) after = await reads.newestId(accountId);
+      else await reads.checkCursor(accountId, after);
       await streams.open(reply, { credential, after, type: parseTypeFilter(request.query.type) });
       return reply;
     },

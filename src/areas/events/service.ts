@@ -1,30 +1,16 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, Executor } from '../../storage/schema.js';
+import type { Database } from '../../storage/schema.js';
 import { nextEventSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
-import { DomainError } from '../../domain-errors.js';
-import { type JsonParts, ownCopy } from '../../platform/json-body.js';
-import type { TypeFilter } from '../../platform/type-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { afterCommit, inTransaction } from '../../storage/transaction.js';
-import { eventDataJson, type Event } from './event.js';
-import type { RecentEvent, RecentEvents } from './recent.js';
+import { eventDataJson, oldestRetainedCursor, type Event } from './event.js';
+import type { RecentEvents } from './recent.js';
 import type { WrittenWith } from './store.js';
-import type { LoadEvents, OlderEvents } from './older.js';
 import { AccountBatches, type AccountQueue, type Waiting } from './account-queue.js';
-import {
-  accountsOverRetention,
-  deleteEventsBetween,
-  insertEvent,
-  insertEventsAlone,
-  insertEventsLocked,
-  listEvents,
-  listEventsJson,
-  newestEventId,
-  oldestStoredEventId,
-} from './store.js';
+import { accountsOverRetention, deleteEventsBetween, insertEvent, insertEventsAlone, insertEventsLocked, oldestStoredEventId } from './store.js';
 
 /** PostgreSQL: the most custom events of one account written in one statement, and their most data (bytes of JSON). */
 const CUSTOM_BATCH = { items: 100, bytes: 1024 * 1024 };
@@ -64,18 +50,12 @@ export class EventsService {
     private readonly usage: UsageService,
     private readonly recent: RecentEvents,
     private readonly domain: DomainEvents,
-    olderEvents: (load: LoadEvents) => OlderEvents,
     /** Several processes: an account's writers queue here instead of at its row lock. */
     private readonly writers?: AccountQueue,
   ) {
-    // Kept in memory, each event's JSON is copied into a buffer of its own (no shared pool slab).
-    this.older = olderEvents(async (accountId, from, upTo) =>
-      (await listEventsJson(this.db, accountId, { after: from - 1, upTo, limit: upTo - from + 1 })).map((event) => ({ ...event, json: ownCopy(event.json) })),
-    );
     this.customEvents = this.batches((accountId, waiting) => this.writeCustom(accountId, waiting), CUSTOM_BATCH);
   }
 
-  private readonly older: OlderEvents;
   /** Accounts past the retention window that this process wrote since the last `pruneWritten`, with their newest id. */
   private written = new Map<string, number>();
   /** More accounts were written than `written` holds: the next `pruneWritten` sweeps them all. */
@@ -200,88 +180,6 @@ export class EventsService {
     for (const [index, entry] of waiting.entries()) entry.resolve(written[index]!);
   }
 
-  /** The oldest cursor still served: fixed by the retention rule, not by when rows are deleted. */
-  oldestCursor(newest: number): number {
-    return Math.max(0, newest - this.retention);
-  }
-
-  /** Throws 410 when `after` lies before the retained window of a log whose newest id is `newest`. */
-  private checkCursorAgainst(after: number, newest: number): void {
-    const oldest = this.oldestCursor(newest);
-    if (after < oldest) {
-      throw new DomainError('cursor_expired', `Cursor ${after} is older than the retained events; reload a snapshot and resume from its cursor`, [
-        { path: '/after', message: `must be at least ${oldest}`, oldestCursor: oldest },
-      ]);
-    }
-  }
-
-  /** Throws 410 when `after` lies before the retained window; returns the newest id. */
-  async checkCursor(accountId: string, after: number): Promise<number> {
-    const newest = await newestEventId(this.db, accountId);
-    this.checkCursorAgainst(after, newest);
-    return newest;
-  }
-
-  /**
-   * After the events past `after` up to `newest` were read from storage: retention may have deleted
-   * some of them meanwhile, when the window moved past `after` since it was checked. Retention
-   * deletes the oldest ids first, so a read that begins at `after + 1` hid nothing; otherwise (a
-   * deletion, or a type filter) the newest id is read again, and returned if `after` is now out of
-   * the window (retention deletes only below the window of a committed id).
-   */
-  async expiredDuringRead(accountId: string, after: number, newest: number, firstId: number | undefined): Promise<number | undefined> {
-    if (after >= newest || firstId === after + 1) return undefined;
-    const newestNow = await this.newestId(accountId);
-    return after < this.oldestCursor(newestNow) ? newestNow : undefined;
-  }
-
-  /** An EventPage (`data`, `cursor`, `hasMore`, `oldestCursor`) as JSON parts (UTF-8), from the recent events in memory or storage. */
-  async pageJson(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<JsonParts> {
-    // One more than the page, to know whether there are more.
-    let rows: RecentEvent[];
-    let newest: number;
-    const recent = this.recent.after(accountId, query.after, query.limit + 1, query.type);
-    if (recent) {
-      ({ newest, events: rows } = recent);
-      this.checkCursorAgainst(query.after, newest);
-    } else {
-      // The newest id is known (from memory, else storage) before the events are read: an event
-      // committed in between is then either in the page or after the cursor, never skipped.
-      const known = this.recent.newest(accountId);
-      if (known === undefined) newest = await this.checkCursor(accountId, query.after);
-      else {
-        newest = known;
-        this.checkCursorAgainst(query.after, newest);
-      }
-      const page = await this.older.after(accountId, query.after, query.limit + 1, query.type, newest);
-      rows = page.events;
-      if (page.continueAfter !== undefined) {
-        const rest = { after: page.continueAfter, limit: query.limit + 1 - rows.length, type: query.type, upTo: newest };
-        rows = rows.concat(await listEventsJson(this.db, accountId, rest));
-      }
-      const newestNow = await this.expiredDuringRead(accountId, query.after, newest, rows[0]?.id);
-      if (newestNow !== undefined) this.checkCursorAgainst(query.after, newestNow);
-    }
-    const data = rows.slice(0, query.limit);
-    const last = data.at(-1);
-    const cursor = last ? last.id : Math.max(newest, query.after);
-    const oldestCursor = this.oldestCursor(Math.max(newest, last?.id ?? 0));
-    return {
-      head: '{"data":[',
-      items: data.map((row) => row.json),
-      tail: `],"cursor":${cursor},"hasMore":${rows.length > query.limit},"oldestCursor":${oldestCursor}}`,
-    };
-  }
-
-  /** Events after `after` (up to `upTo`), for streams catching up. */
-  read(accountId: string, query: { after: number; limit: number; type?: TypeFilter; upTo?: number }): Promise<Event[]> {
-    return listEvents(this.db, accountId, query);
-  }
-
-  newestId(accountId: string, exec: Executor = this.db): Promise<number> {
-    return newestEventId(exec, accountId);
-  }
-
   /**
    * Deletes the events past each account's retention window a batch of ids at a time, with a turn
    * of the event loop between batches: under a steady write load one statement for everything was
@@ -315,7 +213,7 @@ export class EventsService {
     const batch = options.batch ?? PRUNE_BATCH;
     let deleted = 0;
     for (const [accountId, newest] of accounts) {
-      const upTo = this.oldestCursor(newest);
+      const upTo = oldestRetainedCursor(newest, this.retention);
       let from = await oldestStoredEventId(this.db, accountId);
       while (from !== undefined && from <= upTo) {
         if (options.signal?.aborted) return deleted;

@@ -9,7 +9,7 @@ import type { Credential } from '../../platform/credential.js';
 import { rateLimited } from '../../domain-errors.js';
 import { matchesTypeFilter, type TypeFilter } from '../../platform/type-filter.js';
 import { eventJson, type Event } from './event.js';
-import type { EventsService } from './service.js';
+import type { EventReads } from './read-side.js';
 
 const REPLAY_PAGE = 500;
 /** A client this far behind is dropped; it reconnects with Last-Event-ID and replays from the log. */
@@ -37,7 +37,7 @@ class EventStream {
   closed = false;
 
   constructor(
-    private readonly events: EventsService,
+    private readonly events: EventReads,
     readonly credential: Credential,
     private readonly type: TypeFilter | undefined,
     private readonly response: ServerResponse,
@@ -162,7 +162,7 @@ export class StreamHub {
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(
-    private readonly events: EventsService,
+    private readonly events: EventReads,
     private readonly limitPerAccount: number,
     /** The ids, among these credentials, that are still valid (not revoked, not expired). */
     private readonly stillValid: (credentials: Credential[]) => Promise<Set<string>>,

@@ -6,7 +6,7 @@ import type { Database } from '../../storage/schema.js';
 import { notFound } from '../../domain-errors.js';
 import type { JsonParts } from '../../platform/json-body.js';
 import type { DomainEvents } from '../../domain-events.js';
-import type { EventsService } from '../events/service.js';
+import type { EventReads } from '../events/read-side.js';
 import type { LoadResources, ResourceReadModel } from './read-model.js';
 import type { Resource } from './schemas.js';
 import { allResources, countResources, findResourceJson, listResourcesJson, resourceCreationOrder, resourceRecords, type ResourceQuery } from './store.js';
@@ -17,7 +17,7 @@ export class ResourceReads {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly events: EventsService,
+    private readonly events: EventReads,
     readModel: (load: LoadResources) => ResourceReadModel,
     domain: DomainEvents,
   ) {
