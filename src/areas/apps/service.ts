@@ -5,7 +5,7 @@ import type { Credential, CutOffReason } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound, type ErrorDetail } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
-import { actorOf, type AuditService } from '../audit/service.js';
+import type { AuditService } from '../audit/service.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { inTransaction } from '../../storage/transaction.js';
 import {
@@ -107,13 +107,7 @@ export class AppsService {
     };
     await this.db.transaction().execute(async (trx) => {
       // The audit record takes the account's row lock first, so two registrations cannot both pass the cap.
-      await this.audit.record(trx, {
-        accountId: caller.accountId,
-        type: 'app.created',
-        actor: actorOf(caller),
-        target: { type: 'app', id: row.id },
-        data: { name: row.name, clientId: row.clientId, type: row.type },
-      });
+      await this.audit.recordFor(trx, caller, 'app.created', { type: 'app', id: row.id }, { name: row.name, clientId: row.clientId, type: row.type });
       if ((await countApps(trx, caller.accountId)) >= MAX_APPS_PER_ACCOUNT) {
         throw conflict(`An account may have at most ${MAX_APPS_PER_ACCOUNT} apps`);
       }
@@ -154,13 +148,13 @@ export class AppsService {
         updatedAt: this.clock.now().toISOString(),
       };
       await updateApp(trx, next);
-      await this.audit.record(trx, {
-        accountId: caller.accountId,
-        type: 'app.updated',
-        actor: actorOf(caller),
-        target: { type: 'app', id },
-        data: { changed: (['name', 'redirectUris', 'scopes'] as const).filter((field) => input[field] !== undefined) },
-      });
+      await this.audit.recordFor(
+        trx,
+        caller,
+        'app.updated',
+        { type: 'app', id },
+        { changed: (['name', 'redirectUris', 'scopes'] as const).filter((field) => input[field] !== undefined) },
+      );
       return toApp(next);
     });
   }
@@ -171,13 +165,7 @@ export class AppsService {
       const app = await this.require(trx, caller.accountId, id);
       await this.domain.emit(trx, 'app.deleting', { app });
       await deleteApp(trx, id);
-      await this.audit.record(trx, {
-        accountId: caller.accountId,
-        type: 'app.deleted',
-        actor: actorOf(caller),
-        target: { type: 'app', id },
-        data: { clientId: app.clientId },
-      });
+      await this.audit.recordFor(trx, caller, 'app.deleted', { type: 'app', id }, { clientId: app.clientId });
     });
   }
 
@@ -194,7 +182,7 @@ export class AppsService {
         updatedAt: this.clock.now().toISOString(),
       };
       await updateApp(trx, next);
-      await this.audit.record(trx, { accountId: caller.accountId, type: 'app.secret_rotated', actor: actorOf(caller), target: { type: 'app', id } });
+      await this.audit.recordFor(trx, caller, 'app.secret_rotated', { type: 'app', id });
       return next;
     });
     return { ...toApp(app), clientSecret };

@@ -80,6 +80,11 @@ export class AuditService {
     private readonly clock: Clock,
   ) {}
 
+  /** What a caller did to one of its account's objects, recorded in the same transaction. */
+  recordFor(exec: Executor, caller: Credential, type: AuditType, target: { type: string; id: string }, data?: Record<string, unknown>): Promise<void> {
+    return this.record(exec, { accountId: caller.accountId, type, actor: actorOf(caller), target, ...(data !== undefined ? { data } : {}) });
+  }
+
   /** Appends a record inside the caller's transaction, so the change and its audit commit together. */
   async record(exec: Executor, entry: AuditEntry): Promise<void> {
     const seq = await nextAuditSequence(exec, entry.accountId);

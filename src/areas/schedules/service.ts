@@ -7,7 +7,7 @@ import { cutOffEach, type StandingAuthority, type StandingObjects } from '../../
 import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event } from '../events/event.js';
 import { newId } from '../../platform/ids.js';
 import { cronNext, normalisedAt, validTimezone } from './timing.js';
-import { actorOf, type AuditService } from '../audit/service.js';
+import type { AuditService } from '../audit/service.js';
 import type { EventsService } from '../events/service.js';
 import { stateProblem, type ResourcesService } from '../resources/service.js';
 import {
@@ -132,13 +132,13 @@ export class SchedulesService implements StandingObjects {
     row.nextRunAt = this.nextRun(row, now);
     await this.db.transaction().execute(async (trx) => {
       // The audit record takes the account's row lock first, so two creates cannot both pass the cap.
-      await this.audit.record(trx, {
-        accountId: caller.accountId,
-        type: 'schedule.created',
-        actor: actorOf(caller),
-        target: { type: 'schedule', id: row.id },
-        data: { name: row.name, cron: row.cron, at: row.at, timezone: row.timezone, action: row.action.type },
-      });
+      await this.audit.recordFor(
+        trx,
+        caller,
+        'schedule.created',
+        { type: 'schedule', id: row.id },
+        { name: row.name, cron: row.cron, at: row.at, timezone: row.timezone, action: row.action.type },
+      );
       if ((await countSchedules(trx, caller.accountId)) >= MAX_SCHEDULES_PER_ACCOUNT) {
         throw conflict(`An account may have at most ${MAX_SCHEDULES_PER_ACCOUNT} schedules`);
       }
@@ -201,13 +201,7 @@ export class SchedulesService implements StandingObjects {
     return this.db.transaction().execute(async (trx) => {
       // The audit record comes first: it takes the account's row lock, which a run of this
       // schedule holds too, so the schedule is read again below only after any run in progress.
-      await this.audit.record(trx, {
-        accountId: caller.accountId,
-        type: 'schedule.updated',
-        actor: actorOf(caller),
-        target: { type: 'schedule', id },
-        data: { changed: changes },
-      });
+      await this.audit.recordFor(trx, caller, 'schedule.updated', { type: 'schedule', id }, { changed: changes });
       const next = this.changed(caller, await this.require(trx, caller.accountId, id), input, now);
       if (retimed) next.nextRunAt = this.nextRun(next, now);
       await updateSchedule(trx, next);
@@ -219,7 +213,7 @@ export class SchedulesService implements StandingObjects {
     await this.db.transaction().execute(async (trx) => {
       await this.require(trx, caller.accountId, id);
       // Audit first, taking the account's lock (see update) before the schedule's row.
-      await this.audit.record(trx, { accountId: caller.accountId, type: 'schedule.deleted', actor: actorOf(caller), target: { type: 'schedule', id } });
+      await this.audit.recordFor(trx, caller, 'schedule.deleted', { type: 'schedule', id });
       await deleteSchedule(trx, id);
     });
   }

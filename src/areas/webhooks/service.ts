@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { DomainError, conflict, insufficientScope, notFound } from '../../domain-errors.js';
 import { newId, newSecret } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import { actorOf, type AuditService } from '../audit/service.js';
+import type { AuditService } from '../audit/service.js';
 import { eventJson, type Event } from '../events/event.js';
 import { matches, validateEvents } from './event-filter.js';
 import type { UsageService } from '../usage/service.js';
@@ -128,13 +128,13 @@ export class WebhooksService implements StandingObjects {
         throw conflict(`An account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`);
       }
       await insertWebhook(trx, row);
-      await this.audit.record(trx, {
-        accountId: caller.accountId,
-        type: 'webhook.created',
-        actor: actorOf(caller),
-        target: { type: 'webhook', id: row.id },
-        data: { name: row.name, url, events: row.events, enabled: row.enabled },
-      });
+      await this.audit.recordFor(
+        trx,
+        caller,
+        'webhook.created',
+        { type: 'webhook', id: row.id },
+        { name: row.name, url, events: row.events, enabled: row.enabled },
+      );
     });
     return { ...toWebhook(row), secret };
   }
@@ -186,13 +186,7 @@ export class WebhooksService implements StandingObjects {
       };
       await updateWebhook(trx, updated);
       const changed = (['name', 'url', 'events', 'enabled'] as const).filter((field) => input[field] !== undefined);
-      await this.audit.record(trx, {
-        accountId: caller.accountId,
-        type: 'webhook.updated',
-        actor: actorOf(caller),
-        target: { type: 'webhook', id },
-        data: { changed, enabled: updated.enabled },
-      });
+      await this.audit.recordFor(trx, caller, 'webhook.updated', { type: 'webhook', id }, { changed, enabled: updated.enabled });
       return updated;
     });
     return toWebhook(next);
@@ -202,7 +196,7 @@ export class WebhooksService implements StandingObjects {
     await this.db.transaction().execute(async (trx) => {
       await this.require(trx, caller.accountId, id);
       await deleteWebhook(trx, id);
-      await this.audit.record(trx, { accountId: caller.accountId, type: 'webhook.deleted', actor: actorOf(caller), target: { type: 'webhook', id } });
+      await this.audit.recordFor(trx, caller, 'webhook.deleted', { type: 'webhook', id });
     });
   }
 
@@ -212,7 +206,7 @@ export class WebhooksService implements StandingObjects {
       const current = await this.require(trx, caller.accountId, id);
       const next = { ...current, sealedSecret: this.secrets.seal(secret), updatedAt: this.clock.now().toISOString() };
       await setWebhookSecret(trx, id, next.sealedSecret, next.updatedAt);
-      await this.audit.record(trx, { accountId: caller.accountId, type: 'webhook.secret_rotated', actor: actorOf(caller), target: { type: 'webhook', id } });
+      await this.audit.recordFor(trx, caller, 'webhook.secret_rotated', { type: 'webhook', id });
       return next;
     });
     return { ...toWebhook(row), secret };
