@@ -16,30 +16,32 @@ import { checkWebhookUrl } from './url-policy.js';
 import { cutOffEach, type StandingAuthority, type StandingObjects } from '../../standing-authority.js';
 import {
   activeAuthorizers,
-  claimDeliveries,
   countWebhooks,
   cutOffWebhook,
   deleteWebhook,
-  dueDeliveries,
-  findDelivery,
   findWebhook,
-  insertDelivery,
   insertWebhook,
-  listDeliveries,
   listWebhooks,
-  pendingDeliveries,
-  pruneCompletedDeliveries,
   queueingWebhooks,
-  recordAttempt,
   recordDrop,
-  requeueDelivery,
   setWebhookSecret,
   updateWebhook,
   webhooksAuthorizedBy,
-  type ClaimedDelivery,
-  type DeliveryRow,
   type WebhookRow,
 } from './store.js';
+import {
+  claimDeliveries,
+  dueDeliveries,
+  findDelivery,
+  insertDelivery,
+  listDeliveries,
+  pendingDeliveries,
+  pruneCompletedDeliveries,
+  recordAttempt,
+  requeueDelivery,
+  type ClaimedDelivery,
+  type DeliveryRow,
+} from './delivery-store.js';
 import type { Attempt, CreateWebhook, Delivery, Webhook, WebhookChanges, WebhookWithSecret } from './schemas.js';
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
