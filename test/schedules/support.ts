@@ -27,19 +27,36 @@ export async function allEvents(app: TestApp, key: string, type?: string): Promi
 /** Waits until the account has `count` schedule.executed events and returns them. */
 export async function executedEvents(app: TestApp, key: string, count: number): Promise<EventBody[]> {
   let executed: EventBody[] = [];
-  await until(async () => {
-    executed = await allEvents(app, key, 'schedule.executed');
-    return executed.length >= count;
-  }, `${count} schedule.executed event(s)`);
+  await until(
+    async () => {
+      executed = await allEvents(app, key, 'schedule.executed');
+      return executed.length >= count;
+    },
+    `${count} schedule.executed event(s)`,
+    60_000,
+  );
   return executed;
 }
 
-/** Waits until the app's scheduler has looked for due runs again, after now (real time). */
+/**
+ * Waits for a whole look for due runs by the app's scheduler that began after this call, so after
+ * anything the test did before it (a move of the ManualClock, a run it waited for). The status
+ * body only tells when the last successful look ended (real time): a look that ends after now may
+ * have begun before, on the clock as it was then. Looks never overlap, so the second one to end
+ * after now is one that began after now.
+ */
 export async function schedulerPassed(app: TestApp): Promise<void> {
   const since = new Date().toISOString();
-  await until(async () => {
-    const status = await app.request({ url: '/api/v1/status' });
-    const lastRunAt = status.json?.workers?.scheduler?.lastRunAt as string | null | undefined;
-    return typeof lastRunAt === 'string' && lastRunAt > since;
-  }, 'the scheduler to look for due runs again');
+  let firstEnded: string | undefined;
+  await until(
+    async () => {
+      const status = await app.request({ url: '/api/v1/status' });
+      const lastRunAt = status.json?.workers?.scheduler?.lastRunAt as string | null | undefined;
+      if (typeof lastRunAt !== 'string' || lastRunAt <= since) return false;
+      firstEnded ??= lastRunAt;
+      return lastRunAt > firstEnded;
+    },
+    'the scheduler to look for due runs again, from start to end',
+    60_000,
+  );
 }
