@@ -29,7 +29,8 @@ interface Received {
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+/** Waits for a condition; the deadline only catches a hang, on a busy machine too. */
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -315,7 +316,7 @@ describe('event stream', () => {
         return originalRead(accountId, query);
       };
       events.bus.publish(caller.accountId, [{ id: 2, type: 'custom.ahead', data: {}, createdAt: new Date().toISOString() }]);
-      await waitFor(() => raw.ended(), 'the failed stream to end', 3000);
+      await waitFor(() => raw.ended(), 'the failed stream to end');
       expect(raw.ids()).toEqual([]);
     } finally {
       events.read = originalRead;
@@ -384,14 +385,14 @@ describe('event stream', () => {
     const caller = await app().account(['events:read', 'events:write']);
     for (let i = 1; i <= 3; i++) await publish(caller.key, 'custom.old', { i });
     const first = await openRaw(`${base}/api/v1/events/stream`, caller.key);
-    await waitFor(() => first.positions.length > 0, 'the opening id', 2000);
+    await waitFor(() => first.positions.length > 0, 'the opening id');
     expect(first.positions).toEqual(['3']);
     expect(first.messages).toEqual([]);
     first.close();
     // Written while no stream was open: a client resuming from the opening id misses nothing.
     await publish(caller.key, 'custom.gap', { i: 4 });
     const resumed = await openRaw(`${base}/api/v1/events/stream`, caller.key, { 'last-event-id': first.positions[0] as string });
-    await waitFor(() => resumed.ids().includes(4), 'the event written in between', 2000);
+    await waitFor(() => resumed.ids().includes(4), 'the event written in between');
     expect(resumed.positions).toEqual(['3']);
     expect(resumed.ids()).toEqual([4]);
     resumed.close();
@@ -571,7 +572,7 @@ describe('event stream cap (STREAM_LIMIT_PER_ACCOUNT=2)', () => {
     // Closing one frees its slot (the server notices the disconnect shortly).
     first.close();
     let reopened: Awaited<ReturnType<typeof openRaw>> | undefined;
-    const deadline = Date.now() + 3000;
+    const deadline = Date.now() + 30_000;
     while (!reopened && Date.now() < deadline) {
       const attempt = await openRaw(url, a.key);
       if (attempt.response.status === 200) reopened = attempt;
@@ -626,12 +627,12 @@ describe('event stream heartbeat', () => {
       const address = await server.listen({ port: 0, host: '127.0.0.1' });
       const stream = await openRaw(`${address}/api/v1/events/stream`, key);
       expect(stream.response.status).toBe(200);
-      await waitFor(() => stream.comments.length >= 2, 'two heartbeats', 2000);
+      await waitFor(() => stream.comments.length >= 2, 'two heartbeats');
       expect(stream.comments.every((line) => line.startsWith(':'))).toBe(true);
       expect(stream.messages).toEqual([]);
 
       const published = await app().request({ method: 'POST', url: '/api/v1/events', key, body: { type: 'custom.beat', data: {} } });
-      await waitFor(() => stream.ids().includes(published.json.id), 'the event after heartbeats', 2000);
+      await waitFor(() => stream.ids().includes(published.json.id), 'the event after heartbeats');
       expect(stream.messages).toEqual([{ id: String(published.json.id), event: 'custom.beat', data: JSON.stringify(published.json) }]);
       // Every block of the stream is a comment or a message.
       for (const block of stream
@@ -661,14 +662,14 @@ describe('event stream on shutdown', () => {
       await source.waitForId(event.json.id);
       await waitFor(() => raw.ids().includes(event.json.id), 'event on the raw stream');
 
-      const started = Date.now();
-      await Promise.race([t.close(), sleep(5000).then(() => Promise.reject(new Error('app.close() did not finish within 5 s')))]);
+      // Streams never end by themselves: a close() that waited for them would never finish, so a
+      // bound that a busy machine meets tells the two apart.
+      await Promise.race([t.close(), sleep(30_000).then(() => Promise.reject(new Error('app.close() did not finish within 30 s')))]);
       closed = true;
-      expect(Date.now() - started).toBeLessThan(3000);
 
       // Both clients see the connection end.
-      await waitFor(() => raw.ended(), 'the raw stream to end', 2000);
-      await waitFor(() => source.errors.length > 0, 'the EventSource to notice', 2000);
+      await waitFor(() => raw.ended(), 'the raw stream to end');
+      await waitFor(() => source.errors.length > 0, 'the EventSource to notice');
       expect(source.source.readyState).not.toBe(EventSource.OPEN);
       source.source.close();
     } finally {
@@ -695,7 +696,8 @@ describe('event stream and its credential', () => {
 
     const revoked = await app().request({ method: 'DELETE', url: `/api/v1/keys/${created.json.id}`, key: owner.key });
     expect(revoked.status).toBe(204);
-    await waitFor(() => raw.ended(), 'the stream of the revoked key to end', 2000);
+    // At once: well before the next heartbeat (15 s) that would find the key revoked.
+    await waitFor(() => raw.ended(), 'the stream of the revoked key to end', 10_000);
     await app().request({ method: 'POST', url: '/api/v1/events', key: owner.key, body: { type: 'custom.after', data: {} } });
     expect(raw.messages.map((message) => message.event)).not.toContain('custom.after');
   });
