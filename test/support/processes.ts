@@ -30,6 +30,7 @@ function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
+/** Runs a command to its end; `timeoutMs` (60 s: a CLI command starts Node.js and opens its database, slowly on a busy machine) only catches a hang. */
 export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     const child = track(spawn(command, args, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
@@ -40,7 +41,7 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${command} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 20_000);
+    }, options.timeoutMs ?? 60_000);
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -137,8 +138,8 @@ export class ServerProcess {
     return `http://127.0.0.1:${port}`;
   }
 
-  /** Exit within `timeoutMs`, else fails (the afterAll hook kills it). */
-  async exitWithin(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  /** Exit within `timeoutMs`, else fails (the afterAll hook kills it). Nothing in the server waits for a time when it stops: the bound only catches a hang. */
+  async exitWithin(timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     let timer: NodeJS.Timeout | undefined;
     try {
       return await Promise.race([

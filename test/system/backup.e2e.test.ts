@@ -45,7 +45,7 @@ function storedSecrets(dbPath: string): Map<string, string> {
 
 async function stop(server: ServerProcess): Promise<void> {
   server.child.kill('SIGTERM');
-  expect(await server.exitWithin(15_000)).toEqual({ code: 0, signal: null });
+  expect(await server.exitWithin()).toEqual({ code: 0, signal: null });
 }
 
 /** Every event of the account, through the API. */

@@ -520,7 +520,7 @@ describe('devdata CLI (built)', () => {
       expect(created.key).toMatch(/^ddk_/);
       inFlightKey = created.key;
 
-      const exit = await server.exitWithin(5000);
+      const exit = await server.exitWithin();
       expect(exit).toEqual({ code: 0, signal: null });
 
       // No new connections once it has gone.
@@ -593,7 +593,7 @@ describe('default configuration', () => {
       expect(server.logLines().some((entry) => typeof entry.msg === 'string' && entry.msg.includes('listening'))).toBe(true);
 
       server.child.kill('SIGTERM');
-      expect(await server.exitWithin(5000)).toEqual({ code: 0, signal: null });
+      expect(await server.exitWithin()).toEqual({ code: 0, signal: null });
 
       // Migrations were applied to that file.
       const db = new SQLite(join(cwd, 'data', 'devdata.db'), { readonly: true });

@@ -124,7 +124,7 @@ describe('metrics on a port of their own', () => {
     baseUrl = await server.listening();
     const line = await server.waitForLog((entry) => typeof entry.metricsUrl === 'string', 'the metrics log line');
     metricsUrl = String(line.metricsUrl);
-  }, 60_000);
+  });
 
   afterAll(() => {
     if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -297,6 +297,6 @@ describe('metrics settings', () => {
     await server.listening();
     expect(server.logLines().some((entry) => entry.metricsUrl !== undefined)).toBe(false);
     server.child.kill('SIGTERM');
-    expect(await server.exitWithin(10_000)).toEqual({ code: 0, signal: null });
+    expect(await server.exitWithin()).toEqual({ code: 0, signal: null });
   });
 });
