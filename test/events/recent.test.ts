@@ -221,7 +221,9 @@ describe('InMemoryRecentEvents shared by several processes (PostgreSQL)', () => 
 
   it('keeps nothing while notifications may be missed, and confirms the newest id with storage once in a while', async () => {
     const { log, others } = sharedLog();
-    const recent = new InMemoryRecentEvents(10_000, { others, confirmMs: 20 });
+    // Long enough that no pause of a busy machine before the first read below makes a confirmation due.
+    const confirmMs = 500;
+    const recent = new InMemoryRecentEvents(10_000, { others, confirmMs });
     recent.committed('acc_1', events(1, 3));
     recent.lost();
     expect(recent.after('acc_1', 0, 10, undefined)).toBeUndefined();
@@ -235,7 +237,7 @@ describe('InMemoryRecentEvents shared by several processes (PostgreSQL)', () => 
     expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5, 6]);
     // A commit whose notification never came: found by the confirmation.
     log.newest = 7;
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await new Promise((resolve) => setTimeout(resolve, confirmMs + 10));
     expect(ids(recent.after('acc_1', 4, 10, undefined))).toEqual([5, 6]);
     await vi.waitFor(() => expect(recent.after('acc_1', 4, 10, undefined)).toBeUndefined());
     expect(log.asked).toBe(1);
