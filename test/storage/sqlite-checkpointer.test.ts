@@ -8,6 +8,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { startBackgroundCheckpoints } from '../../src/storage/sqlite-checkpointer.js';
+import { until } from '../support/wait.js';
 
 /** 8 MB in 400 transactions of 20 rows of 1 KB: far past SQLite's automatic checkpoint at 1,000 pages (4 MB). */
 const TRANSACTIONS = 400;
@@ -58,11 +59,7 @@ describe('background WAL checkpoints', () => {
 
   async function checkpointed(): Promise<void> {
     const before = report().lastCheckpointAt;
-    const deadline = Date.now() + 5000;
-    while (report().lastCheckpointAt === before) {
-      if (Date.now() > deadline) throw new Error('no checkpoint within 5 s');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await until(() => report().lastCheckpointAt !== before, "the worker's next checkpoint", 30_000, 10);
   }
 
   it("leaves the server's connection without automatic checkpoints: with the worker idle, every write stays in the WAL", async () => {
@@ -123,8 +120,7 @@ describe('background WAL checkpoints', () => {
   it('hands checkpoints back to the server when the worker ends unasked (here: it cannot open the database)', async () => {
     let lost = 0;
     const checkpointer = startBackgroundCheckpoints(join(directory, 'missing.db'), { intervalMs: 10, pauseWrites: (work) => work(), onLost: () => lost++ });
-    const deadline = Date.now() + 5000;
-    while (lost === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => lost > 0, 'the worker to end', 30_000, 10);
     expect(lost).toBe(1);
     expect(checkpointer.report()).toMatchObject({ running: false, lastCheckpointAt: null, failures: 1 });
     await checkpointer.stop();
