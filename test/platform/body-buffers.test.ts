@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BodyBuffers } from '../../src/platform/body-buffers.js';
 import { type TestAccount, TestApp } from '../support/app.js';
+import { until } from '../support/wait.js';
 
 /** A listening app with an account holding `count` custom events, each `{ index, padding: padding(index) }`. */
 async function serverWithEvents(count: number, padding: (index: number) => string): Promise<{ app: TestApp; account: TestAccount; base: string }> {
@@ -118,8 +119,11 @@ describe('a slow reader keeps its body', () => {
     // Three requests at once on one connection, and nothing read: the kernel takes about the first
     // page, the rest waits in the server, in the buffers the pages were assembled in.
     const request = `GET /api/v1/events?after=0&limit=${EVENTS} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${account.key}\r\n\r\n`;
+    const answered = () => app.responses.filter((response) => response.method === 'GET' && response.route === '/api/v1/events').length;
+    const before = answered();
     socket.write(request.repeat(2) + request.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The server has assembled all three pages (they are on their way out, most of them waiting).
+    await until(() => answered() === before + 3, 'the three pages to be assembled');
     for (let round = 0; round < 4; round++) {
       const response = await fetch(`${base}/api/v1/events?after=1&limit=${EVENTS - 1}`, { headers: { authorization: `Bearer ${account.key}` } });
       expect(response.status).toBe(200);
