@@ -5,6 +5,7 @@ import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config.js';
 import { issueKey } from '../../src/operator.js';
 import { ManualClock, ON_POSTGRES, TestApp, sharedDatabase, testConfig, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/expect.js';
+import { until } from '../support/wait.js';
 
 function limitHeaders(response: TestResponse): { limit: string; remaining: string; reset: string } {
   const value = (name: string) => String(response.headers[name]);
@@ -105,7 +106,7 @@ describe.skipIf(!ON_POSTGRES)('the account allowance across two instances on Pos
     await database?.drop();
   });
 
-  async function twoInstances(env: Record<string, string>): Promise<[TestApp, TestApp, string, string]> {
+  async function twoInstances(env: Record<string, string>): Promise<[TestApp, TestApp, string, string, string]> {
     const [first, second] = [
       await TestApp.start({ env: { ...env, DATABASE_URL: database.url }, clock }),
       await TestApp.start({ env: { ...env, DATABASE_URL: database.url }, clock }),
@@ -113,7 +114,7 @@ describe.skipIf(!ON_POSTGRES)('the account allowance across two instances on Pos
     apps.push(first, second);
     const owner = await first.account();
     const other = await issueKey(first.context, { accountId: owner.accountId, name: 'other' });
-    return [first, second, owner.key, other.key];
+    return [first, second, owner.key, other.key, owner.accountId];
   }
   const me = (app: TestApp, key: string) => app.request({ url: '/api/v1/auth/me', key });
 
@@ -126,10 +127,13 @@ describe.skipIf(!ON_POSTGRES)('the account allowance across two instances on Pos
 
   it('counts in memory and merges from 1,000 a window', async () => {
     clock.advance(60_000);
-    const [first, second, keyA, keyB] = await twoInstances({ RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_ACCOUNT_PER_MINUTE: '1000' });
+    const [first, second, keyA, keyB, accountId] = await twoInstances({ RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_ACCOUNT_PER_MINUTE: '1000' });
     for (let index = 0; index < 600; index++) expect((await me(first, keyA)).status).toBe(200);
-    // The first instance's counts reach storage within a merge; the second reads them at its first hit.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The first instance's counts reach storage at its next merge; the second reads them at its first hit.
+    await until(async () => {
+      const windows = await first.context.storage.db.selectFrom('rate_limit_windows').select('count').where('key', '=', `account:${accountId}`).execute();
+      return windows.some((window) => Number(window.count) >= 600);
+    }, "the first instance's 600 hits merged into storage");
     let admitted = 0;
     while (admitted < 1000 && (await me(second, keyB)).status === 200) admitted++;
     expect(admitted).toBe(400);
