@@ -326,7 +326,8 @@ describe('webhook delivery', () => {
       const [delivery] = await deliveries(caller.key, hook.id);
       expect(delivery!.attempts[0]).toMatchObject({ attempt: 1, responseStatus: null, error: `timed out after ${TIMEOUT_MS / 1000} s` });
       expect(delivery!.attempts[0]!.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-      expect(delivery!.attempts[0]!.durationMs).toBeLessThan(TIMEOUT_MS + 2000);
+      // Ended by the limit, not by anything later (the lease runs 10 s): room for a busy machine's late timer.
+      expect(delivery!.attempts[0]!.durationMs).toBeLessThan(TIMEOUT_MS * 2);
       // Paused, so the remaining attempts do not run while the other tests do.
       expect((await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${hook.id}`, key: caller.key, body: { enabled: false } })).status).toBe(200);
     });
