@@ -296,6 +296,12 @@ describe('OAuth negative matrix', () => {
       expectOAuthError(empty, 400, 'invalid_request');
     });
 
+    it('the metadata document refuses a query it cannot read with the API error body, not a 500 (found by the fuzz battery)', async () => {
+      const response = await app().request({ url: '/.well-known/oauth-authorization-server?unknown=%00' });
+      expect(response.status).toBe(400);
+      expect(response.json.error).toMatchObject({ code: 'invalid_request', requestId: expect.any(String) });
+    });
+
     it('refresh-token reuse ends the connection (see the flows for the audit and webhooks)', async () => {
       const { user, registered } = await setup();
       const { fields } = await codeFor(registered, user);

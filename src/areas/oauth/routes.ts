@@ -99,7 +99,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
 
   // Token and revocation errors are RFC 6749 JSON, and the approval page's are pages: whatever
   // else goes wrong (a body the parser or validation refuses, no content type) is shown the same
-  // way. Only the rate limit (429) keeps the API's error body.
+  // way. Only the rate limit (429), and the metadata document's errors, keep the API's error body.
   app.setErrorHandler((error: FastifyError | OAuthError | DomainError, request, reply) => {
     if (error instanceof OAuthError) {
       // RFC 6749 section 5.2: a client that failed to authenticate gets 401, every other error 400.
@@ -110,7 +110,8 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       return reply.code(status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.description });
     }
     const described = describeError(error);
-    if (described.code === 'rate_limited') return sendError(request, reply, described);
+    // The metadata document is an API response like any other: its errors keep the API's body.
+    if (described.code === 'rate_limited' || request.routeOptions.url === METADATA_PATH) return sendError(request, reply, described);
     const status = described.status;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     if (request.routeOptions.url === '/oauth/authorize') {
