@@ -18,9 +18,10 @@ describe('/oauth/authorize', () => {
     expect(response.headers.location).toBeUndefined();
   }
 
-  /** A 303 back to the app's redirect URI carrying exactly these parameters. */
+  /** A 303 back to the app's redirect URI carrying exactly these parameters, which no cache keeps. */
   function expectRedirect(response: TestResponse, redirectUri: string, params: Record<string, string | RegExp>): URL {
     expect(response.status).toBe(303);
+    expect(response.headers['cache-control']).toBe('no-store');
     const location = new URL(response.headers.location as string);
     expect(`${location.origin}${location.pathname}`).toBe(redirectUri.split('?')[0]);
     const received = Object.fromEntries(location.searchParams);
@@ -188,10 +189,12 @@ describe('/oauth/authorize', () => {
   });
 
   describe('POST: Connect or Cancel', () => {
-    it('Connect with a key holding the scopes: 303 with code, state and iss, and a connection recorded', async () => {
+    it('Connect with a key holding the scopes: 303 with code, state and iss (Cache-Control: no-store), and a connection recorded', async () => {
       const { user, registered } = await setup();
       const { params, state } = await authorizationParams(registered);
       const response = await submitApproval(app(), params, user.key);
+      // The address carries the code: no cache between the browser and the app may keep the answer.
+      expect(response.headers['cache-control']).toBe('no-store');
       expectRedirect(response, REDIRECT_URI, { code: /^[A-Za-z0-9_-]{43}$/, state, iss: app().config.baseUrl });
       expect(await connectionsOf(user.accountId)).toBe(1);
     });

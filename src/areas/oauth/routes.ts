@@ -69,10 +69,11 @@ const FormFields = (names: string[]) =>
 
 type Params = Record<string, string | undefined>;
 
+/** A 303 to the app: never kept by a cache, as its address may carry an authorization code. */
 function redirectWith(reply: FastifyReply, redirectUri: string, params: Record<string, string>): FastifyReply {
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-  return reply.code(303).header('location', url.toString()).send();
+  return reply.code(303).header('location', url.toString()).header('cache-control', 'no-store').send();
 }
 
 /** Headers of every page: never cached, never framed, no scripts, forms only to us and the app. */
