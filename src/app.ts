@@ -23,7 +23,7 @@ import { resourceRoutes, resourceSchemas, resourcesCapability } from './areas/re
 import { webhookRoutes, webhookSchemas, webhooksCapability } from './areas/webhooks/routes.js';
 import { appRoutes, appSchemas, appsCapability } from './areas/apps/routes.js';
 import { oauthCapability, oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
-import { developerCapability, developerRoutes, developerSchemas } from './areas/developer/routes.js';
+import { developerCapability, developerRoutes, developerSchemas, developerSecuritySchemes } from './areas/developer/routes.js';
 import { scheduleRoutes, scheduleSchemas, schedulesCapability } from './areas/schedules/routes.js';
 import { installationRoutes, installationSchemas, installationsCapability } from './areas/installations/routes.js';
 import { consoleRoutes } from './areas/console/routes.js';
@@ -98,21 +98,26 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     done();
   });
 
-  await installOpenApi(app, config, [
-    ...systemSchemas,
-    ...keySchemas,
-    ...auditSchemas,
-    ...usageSchemas,
-    ...resourceSchemas,
-    ...eventSchemas,
-    ...integrationSchemas,
-    ...webhookSchemas,
-    ...appSchemas,
-    ...oauthSchemas,
-    ...developerSchemas,
-    ...scheduleSchemas,
-    ...installationSchemas,
-  ]);
+  await installOpenApi(
+    app,
+    config,
+    [
+      ...systemSchemas,
+      ...keySchemas,
+      ...auditSchemas,
+      ...usageSchemas,
+      ...resourceSchemas,
+      ...eventSchemas,
+      ...integrationSchemas,
+      ...webhookSchemas,
+      ...appSchemas,
+      ...oauthSchemas,
+      ...developerSchemas,
+      ...scheduleSchemas,
+      ...installationSchemas,
+    ],
+    { securitySchemes: developerSecuritySchemes },
+  );
 
   // Each area's line of GET /api/v1/capabilities, from the constants its own rules use.
   const capabilities = [

@@ -1,10 +1,12 @@
 // The OpenAPI 3.1 document is generated from the route schemas (never written by hand): every
-// route gets the shared error responses and the security requirement its access rule implies.
+// route gets the error statuses and the security requirement its access rule implies
+// (openapi-responses.ts), and every response its headers.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import type { RouteAccess } from './access.js';
+import { checkDeclaredErrors, documentedResponses } from './openapi-responses.js';
 import { ErrorSchema, ref } from './schemas.js';
 import { OAUTH_GRANTABLE, SCOPE_DESCRIPTIONS, type Scope } from './scopes.js';
 import { API_NAME, API_VERSION } from './api-version.js';
@@ -17,20 +19,26 @@ function securityFor(access: RouteAccess | undefined): Array<Record<string, stri
 }
 
 /**
- * Adds error responses and security to a route's schema as it is registered, and refuses a route
- * without an operationId: client generators name their methods after it.
+ * Adds the serializer's error schemas and the security requirement to a route's schema as it is
+ * registered, and refuses a route without an operationId: client generators name their methods
+ * after it. The document's exact error statuses are made from the route when it is generated.
  */
 function documentRoute(route: RouteOptions): void {
   route.schema ??= {};
   const schema = route.schema as RouteOptions['schema'] & { operationId?: string; security?: unknown; hide?: boolean };
   if (!schema.operationId && !schema.hide) throw new Error(`route ${String(route.method)} ${route.url} has no operationId`);
+  checkDeclaredErrors(route);
   schema.response ??= {};
   const response = schema.response as Record<string, unknown>;
   response['4xx'] ??= ref('Error');
   response['5xx'] ??= ref('Error');
-  // Named apart from 4xx so that its Retry-After header can be documented; /health is never limited.
-  if (route.config?.auth !== 'unmetered') response['429'] ??= ref('Error');
   schema.security ??= securityFor(route.config?.auth);
+}
+
+/** A route's schema as the document states it: exact statuses, and the query string it documents. */
+function documentedSchema({ schema, url, route }: { schema: RouteOptions['schema']; url: string; route: RouteOptions }) {
+  const querystring = route.config?.documentedQuerystring;
+  return { schema: { ...schema, response: documentedResponses(route), ...(querystring && { querystring }) }, url };
 }
 
 /** Response headers, documented once as components and referenced by every response that has them. */
@@ -48,20 +56,65 @@ const RESPONSE_HEADERS = {
     description: "`no-store` on every response to a request that carries a credential (a key shown once, an account's data): no browser or proxy may keep it",
     schema: { type: 'string', enum: ['no-store'] },
   },
+  'WWW-Authenticate': {
+    description:
+      'The RFC 6750 challenge: `Bearer realm="devdata"`, with `error="invalid_token"` when a credential was sent and refused, or `error="insufficient_scope", scope="…"` naming the scopes the operation needs',
+    schema: { type: 'string' },
+  },
+  'Accept-Ranges': { description: '`bytes`: a Range request gets part of the file', schema: { type: 'string', enum: ['bytes'] } },
+  'Content-Disposition': { description: '`attachment; filename="<the file\'s name>"`', schema: { type: 'string' } },
+  'Content-Range': {
+    description: 'On 206 the part sent, `bytes <first>-<last>/<size>`; on 416 the size, `bytes */<size>`',
+    schema: { type: 'string' },
+  },
 } as const;
 type ResponseHeader = keyof typeof RESPONSE_HEADERS;
 const EVERY_RESPONSE: ResponseHeader[] = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 
+interface ResponseObject {
+  description?: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema?: unknown }>;
+}
+
 interface OperationObject {
+  operationId?: string;
+  summary?: string;
   security?: Array<Record<string, string[]>>;
   parameters?: Array<{ in: string; required?: boolean; schema?: { default?: unknown } }>;
-  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  responses?: Record<string, ResponseObject>;
+}
+
+/**
+ * Fastify's own answer to a request that arrives while the server is closing (`return503OnClosing`):
+ * sent before any hook, so with neither the API's error body nor its headers.
+ */
+const SHUTTING_DOWN_SCHEMA = {
+  type: 'object',
+  required: ['error', 'message', 'statusCode'],
+  properties: { error: { type: 'string', enum: ['Service Unavailable'] }, message: { type: 'string' }, statusCode: { type: 'integer', enum: [503] } },
+  description: 'Fastify’s body for a request that arrives while the server shuts down',
+};
+const SHUTTING_DOWN = 'The server is shutting down (`Connection: close`): try again, another instance may answer';
+
+/** Every operation may answer 503 while the server shuts down; one that has a 503 of its own gets either body. */
+function addShuttingDown(operation: OperationObject): void {
+  operation.responses ??= {};
+  const responses = operation.responses;
+  const own = responses['503'];
+  const body = own?.content?.['application/json'];
+  if (own === undefined) responses['503'] = { $ref: '#/components/responses/ShuttingDown' } as ResponseObject;
+  else if (body) {
+    body.schema = { anyOf: [body.schema, { $ref: '#/components/schemas/ShuttingDown' }] };
+    own.description = `${own.description}; or: ${SHUTTING_DOWN}`;
+  }
 }
 
 /**
  * What the generated document needs beyond what @fastify/swagger writes: a query parameter with a
- * default is optional for the caller (Ajv fills the default in), and every response documents its
- * headers. A route declares its own headers (e.g. `etag`) in its response schema, by any case.
+ * default is optional for the caller (Ajv fills the default in), every response documents its
+ * headers, and every operation may answer 503 while shutting down.
+ * A route declares its own headers (e.g. `etag`) in its response schema, by any case.
  */
 function completeOperations(paths: Record<string, Record<string, OperationObject>>): void {
   const byLowerCase = new Map(Object.keys(RESPONSE_HEADERS).map((name) => [name.toLowerCase(), name as ResponseHeader]));
@@ -87,8 +140,46 @@ function completeOperations(paths: Record<string, Record<string, OperationObject
         }
         response.headers = headers;
       }
+      addShuttingDown(operation);
     }
   }
+}
+
+/**
+ * The error responses many operations share, moved to components.responses and referenced: named
+ * by their codes (`InvalidRequest`), `Public` without Cache-Control. One worded for its route alone
+ * stays where it is.
+ */
+function shareErrorResponses(paths: Record<string, Record<string, OperationObject>>): Record<string, ResponseObject> {
+  const uses = new Map<string, number>();
+  const each = (visit: (responses: Record<string, ResponseObject>, status: string, json: string) => void) => {
+    for (const operations of Object.values(paths)) {
+      for (const operation of Object.values(operations)) {
+        for (const [status, response] of Object.entries(operation.responses ?? {})) {
+          if (Number(status) >= 400 && !('$ref' in response)) visit(operation.responses ?? {}, status, JSON.stringify(response));
+        }
+      }
+    }
+  };
+  each((_responses, _status, json) => uses.set(json, (uses.get(json) ?? 0) + 1));
+  const names = new Map<string, string>();
+  const shared: Record<string, ResponseObject> = {};
+  each((responses, status, json) => {
+    const response = responses[status] as ResponseObject;
+    const codes = [...(response.description ?? '').matchAll(/`([a-z_]+)`: /g)].map((match) => match[1] ?? '');
+    if ((uses.get(json) ?? 0) < 2 || codes.length === 0) return;
+    let name = names.get(json);
+    if (name === undefined) {
+      const base = codes.map((code) => code.replace(/(^|_)([a-z])/g, (_match, _underscore: string, letter: string) => letter.toUpperCase())).join('Or');
+      const stem = `${base}${response.headers?.['Cache-Control'] ? '' : 'Public'}`;
+      name = stem;
+      for (let n = 2; name in shared; n++) name = `${stem}${n}`;
+      names.set(json, name);
+      shared[name] = response;
+    }
+    responses[status] = { $ref: `#/components/responses/${name}` } as ResponseObject;
+  });
+  return shared;
 }
 
 const servedJson = new WeakMap<object, string>();
@@ -108,7 +199,16 @@ export function openApiJson(app: FastifyInstance): string {
   return json;
 }
 
-export async function installOpenApi(app: FastifyInstance, config: Config, componentSchemas: TSchema[]): Promise<void> {
+/**
+ * Installs the document. `securitySchemes` are the areas' own (the developer session cookie), named
+ * by the security requirements of their routes.
+ */
+export async function installOpenApi(
+  app: FastifyInstance,
+  config: Config,
+  componentSchemas: TSchema[],
+  options: { securitySchemes?: Record<string, object> } = {},
+): Promise<void> {
   app.addSchema(ErrorSchema);
   for (const schema of componentSchemas) app.addSchema(schema);
   app.addHook('onRoute', documentRoute);
@@ -130,8 +230,10 @@ export async function installOpenApi(app: FastifyInstance, config: Config, compo
         clientCredentials: { tokenUrl: `${config.baseUrl}/oauth/token`, scopes: oauthScopes },
       },
     },
+    ...options.securitySchemes,
   });
   await app.register(swagger, {
+    transform: documentedSchema as never,
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -161,10 +263,20 @@ export async function installOpenApi(app: FastifyInstance, config: Config, compo
     transformObject: (document) => {
       const { openapiObject } = document as { openapiObject: { paths: Record<string, Record<string, OperationObject>>; components?: Record<string, unknown> } };
       completeOperations(openapiObject.paths);
+      const sharedResponses = shareErrorResponses(openapiObject.paths);
       return {
         ...openapiObject,
         servers: [{ url: config.baseUrl }],
-        components: { ...openapiObject.components, headers: RESPONSE_HEADERS, securitySchemes: securitySchemes() },
+        components: {
+          ...openapiObject.components,
+          schemas: { ...(openapiObject.components?.schemas as object), ShuttingDown: SHUTTING_DOWN_SCHEMA },
+          responses: {
+            ...sharedResponses,
+            ShuttingDown: { description: SHUTTING_DOWN, content: { 'application/json': { schema: { $ref: '#/components/schemas/ShuttingDown' } } } },
+          },
+          headers: RESPONSE_HEADERS,
+          securitySchemes: securitySchemes(),
+        },
       } as never;
     },
     refResolver: {

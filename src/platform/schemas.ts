@@ -69,12 +69,16 @@ export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength:
 
 export const NoContent = Type.Null({ description: 'No content' });
 
+/** Response headers documented once, as components (platform/openapi.ts), that a route may name. */
+export type DocumentedHeader = 'ETag' | 'Accept-Ranges' | 'Content-Disposition' | 'Content-Range';
+
 /**
  * A response schema that also names headers of its own for the OpenAPI document (@fastify/swagger
  * reads `headers`; the serializer ignores it). openapi.ts completes them with the shared ones.
  */
-export function withHeaders<T extends object>(schema: T, ...names: Array<'ETag'>): T {
-  return { ...schema, headers: Object.fromEntries(names.map((name) => [name, { type: 'string' }])) };
+export function withHeaders<T extends object>(schema: T, ...names: DocumentedHeader[]): T {
+  const own = (schema as { headers?: Record<string, unknown> }).headers;
+  return { ...schema, headers: { ...own, ...Object.fromEntries(names.map((name) => [name, { type: 'string' }])) } };
 }
 
 /**

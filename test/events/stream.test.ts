@@ -8,6 +8,7 @@ import { eventRoutes, eventSchemas } from '../../src/areas/events/routes.js';
 import { StreamHub } from '../../src/areas/events/stream.js';
 import { resourceSchemas } from '../../src/areas/resources/routes.js';
 import { scheduleSchemas } from '../../src/areas/schedules/routes.js';
+import { ErrorSchema } from '../../src/platform/schemas.js';
 import { installValidation } from '../../src/platform/validation.js';
 import { TestApp, useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
 import { sleep } from '../support/wait.js';
@@ -607,8 +608,8 @@ describe('event stream heartbeat', () => {
     const hub = new StreamHub(eventReads, 5, async (credentials) => new Set(credentials.map((credential) => credential.id)), 50);
     const server = Fastify({ logger: false });
     installValidation(server);
-    // The event schemas refer to the Resource and ScheduleAction components.
-    for (const schema of [...resourceSchemas, ...scheduleSchemas, ...eventSchemas]) server.addSchema(schema);
+    // The event schemas refer to the Resource and ScheduleAction components, the routes' errors to Error.
+    for (const schema of [ErrorSchema, ...resourceSchemas, ...scheduleSchemas, ...eventSchemas]) server.addSchema(schema);
     server.decorateRequest('credential', undefined);
     server.addHook('onRequest', async (request) => {
       request.credential = {

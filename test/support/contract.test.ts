@@ -84,6 +84,18 @@ describe('ContractChecker', () => {
     expect(checker.check(recorded({ status: 404, body }))).toEqual([]);
   });
 
+  it('reads a response shared through components.responses', () => {
+    const document = minimalDocument() as unknown as { paths: Record<string, any>; components: Record<string, any> };
+    document.paths['/things/{id}'].get.responses['404'] = { $ref: '#/components/responses/NotFound' };
+    document.components.responses = {
+      NotFound: { description: 'Not found', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    };
+    const shared = new ContractChecker(document as unknown as Document);
+    const body = (error: object) => JSON.stringify({ error });
+    expect(shared.check(recorded({ status: 404, body: body({ code: 'not_found', message: 'x', requestId: 'r' }) }))).toEqual([]);
+    expect(shared.check(recorded({ status: 404, body: body({ code: 'not_found' }) }))[0]).toContain('body does not match the schema');
+  });
+
   it('fails a body with a field of the wrong type', () => {
     const problems = checker.check(recorded({ body: JSON.stringify({ id: 'thing_1', count: '3', createdAt: '2026-01-01T00:00:00.000Z' }) }));
     expect(problems).toHaveLength(1);

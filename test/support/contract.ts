@@ -14,8 +14,14 @@ export interface RecordedResponse {
   body: string;
 }
 
+interface ResponseObject {
+  $ref?: string;
+  content?: Record<string, unknown>;
+}
+
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>>;
+  paths: Record<string, Record<string, { responses?: Record<string, ResponseObject> }>>;
+  components?: { responses?: Record<string, ResponseObject> };
 }
 
 const pointer = (...parts: string[]) => parts.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
@@ -47,11 +53,13 @@ export class ContractChecker {
     if (statusKey === undefined) return [`${label}: status not documented`];
     const mediaType = response.contentType?.split(';')[0]?.trim();
     if (response.status === 204 || response.status === 304 || mediaType !== 'application/json') return [];
-    const content = responses[statusKey]?.content;
+    // A response shared by many operations is a reference to components.responses.
+    const shared = responses[statusKey]?.$ref?.replace('#/components/responses/', '');
+    const documented = shared === undefined ? responses[statusKey] : this.document.components?.responses?.[shared];
+    const content = documented?.content;
     if (!content || !('application/json' in content)) return [`${label}: JSON body not documented`];
-    const validate = this.ajv.getSchema(
-      `openapi#/${pointer('paths', path, response.method.toLowerCase(), 'responses', statusKey, 'content', 'application/json', 'schema')}`,
-    );
+    const at = shared === undefined ? ['paths', path, response.method.toLowerCase(), 'responses', statusKey] : ['components', 'responses', shared];
+    const validate = this.ajv.getSchema(`openapi#/${pointer(...at, 'content', 'application/json', 'schema')}`);
     if (!validate) return [`${label}: schema could not be compiled`];
     if (validate(JSON.parse(response.body))) return [];
     return [`${label}: body does not match the schema: ${this.ajv.errorsText(validate.errors)} in ${response.body.slice(0, 300)}`];

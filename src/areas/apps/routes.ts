@@ -2,8 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
-import type { AppsService } from './service.js';
+import { MAX_APPS_PER_ACCOUNT, type AppsService } from './service.js';
 import { CreateAppBody, MAX_REDIRECT_URIS, UpdateAppBody } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
@@ -21,7 +22,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         summary: 'Register an application',
         tags: ['apps'],
         body: CreateAppBody,
-        response: { 201: ref('AppWithSecret') },
+        response: { 201: ref('AppWithSecret'), 409: errorResponse('conflict', `the account has ${MAX_APPS_PER_ACCOUNT} apps`) },
       },
     },
     async (request, reply) => reply.code(201).send(await apps.create(credentialOf(request), request.body)),
@@ -85,7 +86,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         summary: 'Replace the client secret',
         tags: ['apps'],
         params: IdParams,
-        response: { 200: ref('AppWithSecret') },
+        response: { 200: ref('AppWithSecret'), 409: errorResponse('conflict', 'a public app has no client secret') },
       },
     },
     async (request) => apps.rotateSecret(credentialOf(request), request.params.id),

@@ -4,6 +4,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { unauthorized } from '../../domain-errors.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { DisplayName, NoContent, ref, Timestamp } from '../../platform/schemas.js';
 import { SIGNUP_ATTEMPTS_PER_HOUR, type DeveloperService, type DeveloperSession } from './service.js';
 import type { Capability } from '../system/capability.js';
@@ -20,6 +21,15 @@ const SessionSchema = Type.Object(
 );
 
 export const developerSchemas = [SessionSchema];
+
+/** The session cookie as an OpenAPI security scheme; it authenticates the developer routes only. */
+export const developerSecuritySchemes = {
+  developerSession: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The developer session, set by signup and ended by logout' },
+};
+
+const setsCookie = (description: string) => ({ 'set-cookie': { type: 'string', description } });
+const SESSION_COOKIE_SET = `The session: \`${SESSION_COOKIE}=<token>; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=<seconds>\``;
+const SESSION_COOKIE_EXPIRED = `The cookie expired: \`${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0\``;
 
 /** Exactly the attributes the specification names: __Host- prefix, Path=/, Secure, HttpOnly, SameSite=Strict. */
 function sessionCookie(value: string, maxAgeSeconds: number): string {
@@ -49,7 +59,15 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
           },
           { additionalProperties: false },
         ),
-        response: { 201: ref('DeveloperSession') },
+        response: {
+          201: { ...ref('DeveloperSession'), headers: setsCookie(SESSION_COOKIE_SET) },
+          403: errorResponse('signup_closed'),
+          409: errorResponse('conflict', 'an account with this email already exists'),
+          429: errorResponse(
+            'rate_limited',
+            `the rate limit, or ${SIGNUP_ATTEMPTS_PER_HOUR} signup attempts from one address in an hour, is reached; Retry-After says when to try again`,
+          ),
+        },
       },
       // Every attempt counts, failed ones too: the count is taken before the content type and body are checked.
       onRequest: async (request) => developer.countAttempt(request.ip),
@@ -69,7 +87,8 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
         operationId: 'getDeveloperSession',
         summary: 'The current developer session (cookie)',
         tags: ['developer'],
-        response: { 200: ref('DeveloperSession') },
+        security: [{ developerSession: [] }],
+        response: { 200: ref('DeveloperSession'), 401: errorResponse('unauthorized', 'no session cookie, or its session is unknown or expired') },
       },
     },
     async (request) => {
@@ -83,7 +102,14 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
     '/api/v1/developer/logout',
     {
       config: publicRoute,
-      schema: { operationId: 'logOut', summary: 'End the developer session and expire its cookie', tags: ['developer'], response: { 204: NoContent } },
+      schema: {
+        operationId: 'logOut',
+        summary: 'End the developer session and expire its cookie',
+        tags: ['developer'],
+        // The cookie is optional: without one, or with an unknown one, the answer is the same.
+        security: [{ developerSession: [] }, {}],
+        response: { 204: { ...NoContent, headers: setsCookie(SESSION_COOKIE_EXPIRED) } },
+      },
     },
     async (request, reply) => {
       await developer.logout(request.cookies[SESSION_COOKIE]);

@@ -4,6 +4,7 @@ import { Type, type TSchema } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { sendJsonParts } from '../../platform/body-buffers.js';
 import { invalidField } from '../../domain-errors.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter } from '../../platform/type-filter.js';
 import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, eventJson } from './event.js';
@@ -113,7 +114,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; rea
           limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: 100 }),
           type: Type.Optional(TypeFilterParam),
         }),
-        response: { 200: ref('EventPage') },
+        response: { 200: ref('EventPage'), 410: errorResponse('cursor_expired') },
       },
     },
     async (request, reply) => {
@@ -154,6 +155,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; rea
             description: 'An event stream',
             content: { 'text/event-stream': { schema: Type.String({ description: 'SSE messages: id, event, data' }) } },
           },
+          410: errorResponse('cursor_expired'),
+          429: errorResponse('rate_limited', 'the rate limit, or the open streams allowed per account, is reached; Retry-After says when to try again'),
         },
       },
     },

@@ -1,9 +1,11 @@
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainError } from '../../domain-errors.js';
 import { API_VERSION } from '../../platform/api-version.js';
 import { noneMatch } from '../../platform/etag.js';
 import { openApiJson } from '../../platform/openapi.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref, withHeaders } from '../../platform/schemas.js';
 import type { InstallationsService } from './service.js';
 import type { Capability } from '../system/capability.js';
@@ -42,6 +44,10 @@ export function parseRange(header: string | undefined, size: number): { start: n
   if (start >= size || start > end) return 'unsatisfiable';
   return { start, end };
 }
+
+const FILE_HEADERS = ['ETag', 'Accept-Ranges', 'Content-Disposition'] as const;
+/** A file's bytes, sent as the stream the service opens. */
+const FileBytes = Type.Unsafe<Readable>(Type.String({ format: 'binary' }));
 
 export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: InstallationsService }> = async (app, { installations }) => {
   const config = { auth: { scopes: ['integrations:read' as const] } };
@@ -84,11 +90,16 @@ export const installationRoutes: FastifyPluginAsyncTypebox<{ installations: Inst
         tags: ['installations'],
         params: IdParams,
         headers: Type.Object({ range: Type.Optional(Type.String()), 'if-none-match': Type.Optional(Type.String()) }),
+        // What the file's answers carry, once it is found: its version, that ranges work, its name.
         response: {
-          200: withHeaders({ description: 'The file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } }, 'ETag'),
-          206: withHeaders({ description: 'Part of the file', content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } } }, 'ETag'),
-          304: withHeaders(NoContent, 'ETag'),
-          416: ref('Error'),
+          200: withHeaders({ description: 'The file', content: { 'application/octet-stream': { schema: FileBytes } } }, ...FILE_HEADERS),
+          206: withHeaders(
+            { description: 'Part of the file', content: { 'application/octet-stream': { schema: FileBytes } } },
+            ...FILE_HEADERS,
+            'Content-Range',
+          ),
+          304: withHeaders(NoContent, ...FILE_HEADERS),
+          416: withHeaders(errorResponse('range_not_satisfiable'), ...FILE_HEADERS, 'Content-Range'),
         },
       },
     },

@@ -3,9 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { API_NAME, API_VERSION } from '../../platform/api-version.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { actorOf } from '../audit/service.js';
-import type { KeysService } from './service.js';
+import { MAX_ACTIVE_KEYS_PER_ACCOUNT, type KeysService } from './service.js';
 import { CreateKeyBody, DEFAULT_KEY_DAYS, MAX_KEY_DAYS } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
@@ -51,7 +52,16 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
     '/api/v1/keys',
     {
       config: { auth: { scopes: ['keys:manage'] } },
-      schema: { operationId: 'createApiKey', summary: 'Create an API key', tags: ['keys'], body: CreateKeyBody, response: { 201: ref('CreatedApiKey') } },
+      schema: {
+        operationId: 'createApiKey',
+        summary: 'Create an API key',
+        tags: ['keys'],
+        body: CreateKeyBody,
+        response: {
+          201: ref('CreatedApiKey'),
+          409: errorResponse('conflict', `the account holds ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active API keys: revoke one first`),
+        },
+      },
     },
     async (request, reply) => {
       const created = await keys.create(credentialOf(request), request.body);

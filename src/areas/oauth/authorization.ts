@@ -18,6 +18,8 @@ export const CONNECTION_DAYS = 30;
 export const CODE_TTL_MS = 5 * 60_000;
 const AUTHORIZATION_FORM_TTL_MS = 15 * 60_000;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** The length of `state` an authorization request must send. */
+export const STATE_LENGTH = { min: 8, max: 500 } as const;
 
 export interface AuthorizationRequest {
   app: AppRow;
@@ -53,7 +55,9 @@ export class AuthorizationEndpoint {
   validateRequest(app: AppRow, redirectUri: string, params: Params): AuthorizationRequest {
     if (params.response_type !== 'code') throw new OAuthError('unsupported_response_type', 'response_type must be code');
     const state = params.state ?? '';
-    if (state.length < 8 || state.length > 500) throw new OAuthError('invalid_request', 'state must be 8-500 characters');
+    if (state.length < STATE_LENGTH.min || state.length > STATE_LENGTH.max) {
+      throw new OAuthError('invalid_request', `state must be ${STATE_LENGTH.min}-${STATE_LENGTH.max} characters`);
+    }
     if (!params.code_challenge) throw new OAuthError('invalid_request', 'PKCE is required: send code_challenge and code_challenge_method=S256');
     if (params.code_challenge_method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256');
     if (!CHALLENGE.test(params.code_challenge)) throw new OAuthError('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier');

@@ -6,8 +6,10 @@ import type { FastifyError, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { DomainError } from '../../domain-errors.js';
 import { describeError, parseFormRefusingNul, sendError } from '../../platform/http-contract.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { ref } from '../../platform/schemas.js';
 import { OAUTH_GRANTABLE } from '../../platform/scopes.js';
+import { STATE_LENGTH } from './authorization.js';
 import { approvalPage, errorPage } from './page.js';
 import { CODE_TTL_MS, CONNECTION_DAYS, OAuthError, UntrustedRedirectError, type AuthorizationRequest, type OAuthService } from './service.js';
 import type { Capability } from '../system/capability.js';
@@ -46,21 +48,43 @@ const MetadataSchema = Type.Object(
 
 export const oauthSchemas = [OAuthErrorSchema, TokenResponseSchema, MetadataSchema];
 
-const Html = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } });
+const noStore = (description: string) => ({ 'cache-control': { type: 'string', enum: ['no-store'], description } });
+const Html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: Type.String() } },
+  headers: noStore('Always: no page is kept'),
+});
 const Redirect = {
   description: 'See Other: to the app’s redirect URI',
   type: 'null',
-  headers: { location: { type: 'string', description: 'The redirect URI with code, state and iss, or error, error_description, state and iss' } },
+  headers: {
+    location: { type: 'string', description: 'The redirect URI with code, state and iss, or error, error_description, state and iss' },
+    ...noStore('Always: the address may carry an authorization code'),
+  },
 };
-const AuthorizeParams = Type.Object(
+const authorizeFields = {
+  response_type: Type.Optional(Type.String()),
+  client_id: Type.Optional(Type.String()),
+  redirect_uri: Type.Optional(Type.String()),
+  scope: Type.Optional(Type.String()),
+  state: Type.Optional(Type.String()),
+  code_challenge: Type.Optional(Type.String()),
+  code_challenge_method: Type.Optional(Type.String()),
+};
+const AuthorizeParams = Type.Object(authorizeFields, { additionalProperties: true });
+/**
+ * The same, as the document states it: `state` is required and of a length the service checks
+ * (STATE_LENGTH), so that a request from a trusted client and redirect URI that breaks the rule is
+ * answered at the redirect URI with error=invalid_request (RFC 6749 §4.1.2.1), not by the validator.
+ */
+const DocumentedAuthorizeParams = Type.Object(
   {
-    response_type: Type.Optional(Type.String()),
-    client_id: Type.Optional(Type.String()),
-    redirect_uri: Type.Optional(Type.String()),
-    scope: Type.Optional(Type.String()),
-    state: Type.Optional(Type.String()),
-    code_challenge: Type.Optional(Type.String()),
-    code_challenge_method: Type.Optional(Type.String()),
+    ...authorizeFields,
+    state: Type.String({
+      minLength: STATE_LENGTH.min,
+      maxLength: STATE_LENGTH.max,
+      description: 'Sent back unchanged with the code; outside this length the answer is a redirect with error=invalid_request',
+    }),
   },
   { additionalProperties: true },
 );
@@ -91,12 +115,31 @@ function pageHeaders(reply: FastifyReply, redirectUri?: string): FastifyReply {
     );
 }
 
+/**
+ * The error responses of a JSON endpoint here: RFC 6749 §5.2 bodies (the ranges are the
+ * serializer's), except the API's 429. The token and revocation endpoints add 401 invalid_client.
+ */
+const oauthErrors = {
+  400: ref('OAuthError'),
+  429: errorResponse('rate_limited'),
+  500: ref('OAuthError'),
+  '4xx': ref('OAuthError'),
+  '5xx': ref('OAuthError'),
+};
+
+/** The token and revocation endpoints' 401: the client failed to authenticate. */
+const InvalidClient = {
+  ...ref('OAuthError'),
+  headers: { 'www-authenticate': { type: 'string', description: '`Basic realm="devdata"`, to a client that authenticated with HTTP Basic' } },
+};
+
 /** Where the authorization server metadata (RFC 8414) is served. */
 const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
 export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = async (app, { oauth }) => {
   await app.register(formbody, { parser: parseFormRefusingNul });
-  const publicRoute = { auth: 'public' as const };
+  // The OAuth endpoints answer their errors through the handler below, so each declares its statuses.
+  const publicRoute = { auth: 'public' as const, ownErrorBodies: true as const };
 
   // Token and revocation errors are RFC 6749 JSON, and the approval page's are pages: whatever
   // else goes wrong (a body the parser or validation refuses, no content type) is shown the same
@@ -141,7 +184,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
   app.get(
     METADATA_PATH,
     {
-      config: publicRoute,
+      config: { auth: 'public' },
       schema: {
         operationId: 'getAuthorizationServerMetadata',
         summary: 'Authorization server metadata (RFC 8414)',
@@ -194,7 +237,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
   app.get(
     '/oauth/authorize',
     {
-      config: publicRoute,
+      config: { ...publicRoute, documentedQuerystring: DocumentedAuthorizeParams },
       schema: {
         operationId: 'showAuthorizationPage',
         summary: 'The approval page (browser)',
@@ -204,7 +247,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
           200: Html('The approval page'),
           303: Redirect,
           400: Html('An unknown client or redirect URI, or a malformed request'),
-          '5xx': Html('A server error'),
+          500: Html('A server error'),
         },
       },
     },
@@ -242,7 +285,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
           400: Html('An unknown client or redirect URI, or an expired form'),
           401: Html('The page again: the API key is not valid'),
           403: Html('The page again: the API key lacks a requested scope'),
-          '5xx': Html('A server error'),
+          500: Html('A server error'),
         },
       },
     },
@@ -290,8 +333,6 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
     return body as Params;
   }
 
-  const oauthErrors = { 400: ref('OAuthError'), 401: ref('OAuthError'), 429: ref('Error'), '4xx': ref('OAuthError'), '5xx': ref('OAuthError') };
-
   app.post(
     '/oauth/token',
     {
@@ -302,7 +343,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
         body: FormFields(['grant_type', 'client_id', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope']),
-        response: { 200: ref('TokenResponse'), ...oauthErrors },
+        response: { 200: ref('TokenResponse'), 401: InvalidClient, ...oauthErrors },
       },
     },
     async (request, reply) => {
@@ -323,7 +364,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
         body: FormFields(['token', 'token_type_hint', 'client_id']),
-        response: { 200: { description: 'Revoked, or nothing to revoke', type: 'null' }, ...oauthErrors },
+        response: { 200: { description: 'Revoked, or nothing to revoke', type: 'null' }, 401: InvalidClient, ...oauthErrors },
       },
     },
     async (request, reply) => {

@@ -2,8 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
-import { MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS, type SchedulesService } from './service.js';
+import { MAX_SCHEDULES_PER_ACCOUNT, MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS, type SchedulesService } from './service.js';
 import { CreateScheduleBody, UpdateScheduleBody } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
@@ -21,7 +22,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         summary: 'Create a schedule (set_state also needs resources:write; publish_event events:write)',
         tags: ['schedules'],
         body: CreateScheduleBody,
-        response: { 201: ref('Schedule') },
+        response: { 201: ref('Schedule'), 409: errorResponse('conflict', `the account has ${MAX_SCHEDULES_PER_ACCOUNT} schedules`) },
       },
     },
     async (request, reply) => reply.code(201).send(await schedules.create(credentialOf(request), request.body)),

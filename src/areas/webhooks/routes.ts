@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, type WebhooksService } from './service.js';
 import { CreateWebhookBody, UpdateWebhookBody } from './schemas.js';
@@ -25,7 +26,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         summary: 'Create a webhook',
         tags: ['webhooks'],
         body: CreateWebhookBody,
-        response: { 201: ref('WebhookWithSecret') },
+        response: { 201: ref('WebhookWithSecret'), 409: errorResponse('conflict', `the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`) },
       },
     },
     async (request, reply) => reply.code(201).send(await webhooks.create(credentialOf(request), request.body)),
@@ -106,7 +107,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         summary: 'Queue a completed delivery again',
         tags: ['webhooks'],
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), deliveryId: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: ref('WebhookDelivery') },
+        response: {
+          200: ref('WebhookDelivery'),
+          409: errorResponse(
+            'conflict',
+            `the webhook was disabled by the service, its queue is full (${QUEUE_CAP} pending), or the delivery is pending already`,
+          ),
+        },
       },
     },
     async (request) => webhooks.retry(credentialOf(request).accountId, request.params.id, request.params.deliveryId),
