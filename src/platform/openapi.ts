@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document is generated from the route schemas (never written by hand): every
 // route gets the error statuses and the security requirement its access rule implies
-// (openapi-responses.ts), and every response its headers.
+// (openapi-responses.ts), every response its headers, and every GET route its HEAD twin.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -97,13 +97,23 @@ const SHUTTING_DOWN_SCHEMA = {
 };
 const SHUTTING_DOWN = 'The server is shutting down (`Connection: close`): try again, another instance may answer';
 
+/**
+ * The HEAD twin of a GET operation (Fastify answers HEAD on every GET route, exposeHeadRoutes):
+ * the same statuses and headers without a body, and an operationId of its own that generators accept.
+ */
+function headOperation(operation: OperationObject): void {
+  operation.operationId = operation.operationId?.replace(/-head$/, 'Head');
+  operation.summary = `${operation.summary ?? ''} (headers only)`.trim();
+  for (const response of Object.values(operation.responses ?? {})) delete response.content;
+}
+
 /** Every operation may answer 503 while the server shuts down; one that has a 503 of its own gets either body. */
-function addShuttingDown(operation: OperationObject): void {
+function addShuttingDown(operation: OperationObject, head: boolean): void {
   operation.responses ??= {};
   const responses = operation.responses;
   const own = responses['503'];
   const body = own?.content?.['application/json'];
-  if (own === undefined) responses['503'] = { $ref: '#/components/responses/ShuttingDown' } as ResponseObject;
+  if (own === undefined) responses['503'] = { $ref: `#/components/responses/${head ? 'ShuttingDownHead' : 'ShuttingDown'}` } as ResponseObject;
   else if (body) {
     body.schema = { anyOf: [body.schema, { $ref: '#/components/schemas/ShuttingDown' }] };
     own.description = `${own.description}; or: ${SHUTTING_DOWN}`;
@@ -113,13 +123,14 @@ function addShuttingDown(operation: OperationObject): void {
 /**
  * What the generated document needs beyond what @fastify/swagger writes: a query parameter with a
  * default is optional for the caller (Ajv fills the default in), every response documents its
- * headers, and every operation may answer 503 while shutting down.
+ * headers, HEAD operations have no body, and every operation may answer 503 while shutting down.
  * A route declares its own headers (e.g. `etag`) in its response schema, by any case.
  */
 function completeOperations(paths: Record<string, Record<string, OperationObject>>): void {
   const byLowerCase = new Map(Object.keys(RESPONSE_HEADERS).map((name) => [name.toLowerCase(), name as ResponseHeader]));
   for (const operations of Object.values(paths)) {
-    for (const operation of Object.values(operations)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      if (method === 'head') headOperation(operation);
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in === 'query' && parameter.schema?.default !== undefined) delete parameter.required;
       }
@@ -140,15 +151,15 @@ function completeOperations(paths: Record<string, Record<string, OperationObject
         }
         response.headers = headers;
       }
-      addShuttingDown(operation);
+      addShuttingDown(operation, method === 'head');
     }
   }
 }
 
 /**
  * The error responses many operations share, moved to components.responses and referenced: named
- * by their codes (`InvalidRequest`), `Public` without Cache-Control. One worded for its route alone
- * stays where it is.
+ * by their codes (`InvalidRequest`), `Public` without Cache-Control, `Head` without a body. One
+ * worded for its route alone stays where it is.
  */
 function shareErrorResponses(paths: Record<string, Record<string, OperationObject>>): Record<string, ResponseObject> {
   const uses = new Map<string, number>();
@@ -171,7 +182,7 @@ function shareErrorResponses(paths: Record<string, Record<string, OperationObjec
     let name = names.get(json);
     if (name === undefined) {
       const base = codes.map((code) => code.replace(/(^|_)([a-z])/g, (_match, _underscore: string, letter: string) => letter.toUpperCase())).join('Or');
-      const stem = `${base}${response.headers?.['Cache-Control'] ? '' : 'Public'}`;
+      const stem = `${base}${response.headers?.['Cache-Control'] ? '' : 'Public'}${response.content ? '' : 'Head'}`;
       name = stem;
       for (let n = 2; name in shared; n++) name = `${stem}${n}`;
       names.set(json, name);
@@ -233,6 +244,7 @@ export async function installOpenApi(
     ...options.securitySchemes,
   });
   await app.register(swagger, {
+    exposeHeadRoutes: true,
     transform: documentedSchema as never,
     openapi: {
       openapi: '3.1.0',
@@ -273,6 +285,7 @@ export async function installOpenApi(
           responses: {
             ...sharedResponses,
             ShuttingDown: { description: SHUTTING_DOWN, content: { 'application/json': { schema: { $ref: '#/components/schemas/ShuttingDown' } } } },
+            ShuttingDownHead: { description: SHUTTING_DOWN },
           },
           headers: RESPONSE_HEADERS,
           securitySchemes: securitySchemes(),

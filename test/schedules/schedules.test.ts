@@ -618,8 +618,8 @@ describe('schedules', () => {
       expect(capabilities.json.eventTypes).toContain('schedule.executed');
       expect(capabilities.json.scopes).toContain('schedules:manage');
       const document = (await app().request({ url: '/openapi.json' })).json;
-      expect(Object.keys(document.paths['/api/v1/schedules']).sort()).toEqual(['get', 'post']);
-      expect(Object.keys(document.paths['/api/v1/schedules/{id}']).sort()).toEqual(['delete', 'get', 'patch']);
+      expect(Object.keys(document.paths['/api/v1/schedules']).sort()).toEqual(['get', 'head', 'post']);
+      expect(Object.keys(document.paths['/api/v1/schedules/{id}']).sort()).toEqual(['delete', 'get', 'head', 'patch']);
       expect(Object.keys(document.paths['/api/v1/schedules/{id}/run'])).toEqual(['post']);
       expect(document.components.schemas.Schedule).toBeDefined();
       expect(document.components.schemas.ScheduleExecution).toBeDefined();

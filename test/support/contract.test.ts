@@ -138,9 +138,17 @@ describe('ContractChecker', () => {
     expect(noContent.check(recorded({ route: '/x' }))).toEqual(['GET /x → 200: JSON body not documented']);
   });
 
-  it('ignores what it cannot check: 404s of no route, HEAD, OPTIONS, non-JSON bodies', () => {
+  it('checks only the status of a HEAD answer, which has no body', () => {
+    const withHead = new ContractChecker({
+      paths: { '/things/{id}': { head: { responses: { '200': { description: 'headers only' } } } } },
+    } as unknown as Document);
+    expect(withHead.check(recorded({ method: 'HEAD', body: '{"not":"checked"}' }))).toEqual([]);
+    expect(withHead.check(recorded({ method: 'HEAD', status: 404 }))).toEqual(['HEAD /things/:id → 404: status not documented']);
+    expect(checker.check(recorded({ method: 'HEAD' }))).toEqual(['HEAD /things/:id → 200: operation missing from /openapi.json']);
+  });
+
+  it('ignores what it cannot check: 404s of no route, OPTIONS, non-JSON bodies', () => {
     expect(checker.check(recorded({ route: undefined, status: 404 }))).toEqual([]);
-    expect(checker.check(recorded({ method: 'HEAD', route: '/unknown' }))).toEqual([]);
     expect(checker.check(recorded({ method: 'OPTIONS', route: '*' }))).toEqual([]);
     expect(checker.check(recorded({ contentType: 'text/plain', body: 'hello' }))).toEqual([]);
   });

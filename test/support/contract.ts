@@ -42,7 +42,7 @@ export class ContractChecker {
   /** Problems with one response, empty when it matches the document. */
   check(response: RecordedResponse): string[] {
     const label = `${response.method} ${response.route ?? '(no route)'} → ${response.status}`;
-    if (response.route === undefined || response.method === 'HEAD' || response.method === 'OPTIONS') return [];
+    if (response.route === undefined || response.method === 'OPTIONS') return [];
     const path = toOpenApiPath(response.route);
     const operation = this.document.paths[path]?.[response.method.toLowerCase()];
     if (!operation) return [`${label}: operation missing from /openapi.json`];
@@ -52,7 +52,8 @@ export class ContractChecker {
     );
     if (statusKey === undefined) return [`${label}: status not documented`];
     const mediaType = response.contentType?.split(';')[0]?.trim();
-    if (response.status === 204 || response.status === 304 || mediaType !== 'application/json') return [];
+    // A HEAD answer has the headers of its GET and no body (the recorded payload is never sent).
+    if (response.method === 'HEAD' || response.status === 204 || response.status === 304 || mediaType !== 'application/json') return [];
     // A response shared by many operations is a reference to components.responses.
     const shared = responses[statusKey]?.$ref?.replace('#/components/responses/', '');
     const documented = shared === undefined ? responses[statusKey] : this.document.components?.responses?.[shared];

@@ -201,6 +201,30 @@ describe('the OpenAPI document for generators', () => {
     expect(headerNames('416')).toEqual(['ETag', 'Accept-Ranges', 'Content-Disposition', 'Content-Range']);
   });
 
+  it('documents HEAD on every GET route as Fastify answers it: the same statuses and headers, no body', async () => {
+    const { paths } = await document();
+    for (const [path, methods] of Object.entries(paths)) {
+      if (!methods.get) continue;
+      const head = methods.head;
+      expect(head?.operationId, path).toBe(`${methods.get.operationId}Head`);
+      expect(Object.keys(head?.responses ?? {}), path).toEqual(Object.keys(methods.get.responses));
+      for (const [status, response] of Object.entries(head?.responses ?? {})) expect(response.content, `${path} ${status}`).toBeUndefined();
+    }
+    const account = await app().account();
+    const answers = await Promise.all(
+      ['/api/v1', '/api/v1/resources', '/api/v1/resources/res_missing', '/api/v1/installations/openapi-document/download'].map((url) =>
+        app().request({ method: 'HEAD', url, key: account.key }),
+      ),
+    );
+    expect(answers.map((response) => [response.status, response.body])).toEqual([
+      [200, ''],
+      [200, ''],
+      [404, ''],
+      [200, ''],
+    ]);
+    expect(answers[3]?.headers).toMatchObject({ 'accept-ranges': 'bytes', 'content-disposition': expect.stringMatching(/^attachment; filename="/) });
+  });
+
   it('states the length rule of state on /oauth/authorize, and that its redirect is never cached', async () => {
     const { paths } = await document();
     const state = paths['/oauth/authorize']?.get?.parameters?.find((parameter) => parameter.name === 'state');
