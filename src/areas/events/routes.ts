@@ -141,6 +141,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; rea
   app.get(
     '/api/v1/events/stream',
     {
+      // A HEAD would open a stream that sends no body and holds a place of the account's streams.
+      exposeHeadRoute: false,
       config: { auth: { scopes: ['events:read'] } },
       schema: {
         operationId: 'streamEvents',

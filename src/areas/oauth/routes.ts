@@ -154,10 +154,10 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ oauth: OAuthService }> = a
       return reply.code(status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.description });
     }
     const described = describeError(error);
-    // The metadata document is an API response like any other: its errors keep the API's body.
-    if (described.code === 'rate_limited' || request.routeOptions.url === METADATA_PATH) return sendError(request, reply, described);
     const status = described.status;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
+    // The metadata document is an API response like any other: its errors keep the API's body.
+    if (described.code === 'rate_limited' || request.routeOptions.url === METADATA_PATH) return sendError(request, reply, described);
     if (request.routeOptions.url === '/oauth/authorize') {
       return pageHeaders(reply)
         .code(status >= 500 ? 500 : 400)
