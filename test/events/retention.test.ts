@@ -201,7 +201,7 @@ describe('pruning as the server runs', () => {
       await vi.waitFor(
         async () => expect(await storedIdsOf(app, account.accountId)).toEqual(Array.from({ length: RETENTION }, (_, at) => newest - RETENTION + 1 + at)),
         {
-          timeout: 5_000,
+          timeout: 30_000,
           interval: 20,
         },
       );
