@@ -16,7 +16,7 @@ import { ManualClock, useTestApp, type TestAccount, type TestApp } from '../supp
 import { expectError } from '../support/expect.js';
 import { until } from '../support/wait.js';
 import { allEvents, schedulerPassed } from '../schedules/support.js';
-import { approvedCode, basic, expectOAuthError, pkce, REDIRECT_URI, registerApp, tokenRequest } from '../oauth/support.js';
+import { basic, expectOAuthError, grantedConnection, REDIRECT_URI, registerApp, revokeConnection, tokenRequest } from '../oauth/support.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -37,37 +37,6 @@ async function auditAbout(app: TestApp, owner: TestAccount, type: string, target
 /** A key of the owner's account made through the API. */
 function newKey(app: TestApp, owner: TestAccount, scopes: string[], expiresInDays?: number): Promise<{ id: string; key: string; expiresAt: string }> {
   return ok(app, 'POST', '/api/v1/keys', owner.key, { name: 'finding', scopes, ...(expiresInDays ? { expiresInDays } : {}) });
-}
-
-/** An OAuth connection to a new public app with these scopes, approved with `approvingKey`. */
-async function connection(app: TestApp, approvingKey: string, scopes: string[]): Promise<{ clientId: string; access: string; refresh: string }> {
-  const registered = await registerApp(app, approvingKey, { scopes });
-  const { verifier, challenge } = await pkce();
-  const params = new URLSearchParams({
-    response_type: 'code',
-    client_id: registered.clientId,
-    redirect_uri: REDIRECT_URI,
-    scope: scopes.join(' '),
-    state: 'issue-36-finding',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  const code = await approvedCode(app, params, approvingKey);
-  const fields = { grant_type: 'authorization_code', client_id: registered.clientId, code, redirect_uri: REDIRECT_URI, code_verifier: verifier };
-  const tokens = await tokenRequest(app, fields);
-  expect(tokens.status, tokens.body).toBe(200);
-  return { clientId: registered.clientId, access: tokens.json.access_token, refresh: tokens.json.refresh_token };
-}
-
-/** Ends the connection: RFC 7009 revocation of its refresh token. */
-async function revokeConnection(app: TestApp, granted: { clientId: string; refresh: string }): Promise<void> {
-  const response = await app.request({
-    method: 'POST',
-    url: '/oauth/revoke',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: granted.refresh, client_id: granted.clientId }).toString(),
-  });
-  expect(response.status, response.body).toBe(200);
 }
 
 /**
@@ -94,7 +63,7 @@ describe('issue #36: standing authority ends with its credential', () => {
     it('a token that changed its url and events becomes its authorizer: revoking the connection disables it, audited', async () => {
       const owner = await app().account();
       const hook = await webhookOf(owner);
-      const granted = await connection(app(), owner.key, ['webhooks:manage', 'events:read']);
+      const granted = await grantedConnection(app(), owner.key, owner.key, ['webhooks:manage', 'events:read']);
       await patchWith(granted.access, hook.id, { url: 'http://127.0.0.1:9/taken-over', events: ['custom.taken'] });
 
       await revokeConnection(app(), granted);
@@ -111,7 +80,7 @@ describe('issue #36: standing authority ends with its credential', () => {
     it('a token that only renamed it does not: revoking the connection leaves it enabled', async () => {
       const owner = await app().account();
       const hook = await webhookOf(owner);
-      const granted = await connection(app(), owner.key, ['webhooks:manage', 'events:read']);
+      const granted = await grantedConnection(app(), owner.key, owner.key, ['webhooks:manage', 'events:read']);
       await patchWith(granted.access, hook.id, { name: 'renamed by the app' });
 
       await revokeConnection(app(), granted);
@@ -161,7 +130,7 @@ describe('issue #36: standing authority ends with its credential', () => {
 
     it("an OAuth token's schedule: revoking the connection disables it at once, and it runs no more", async () => {
       const { owner, lampId } = await ownerWithLamp();
-      const granted = await connection(app(), owner.key, scopes);
+      const granted = await grantedConnection(app(), owner.key, owner.key, scopes);
       const scheduleId = await lampSchedule(granted.access, lampId);
 
       await revokeConnection(app(), granted);

@@ -16,7 +16,7 @@ import { ManualClock, ON_POSTGRES, TestApp, sharedDatabase, type TestAccount } f
 import { until } from '../support/wait.js';
 import { allEvents, schedulerPassed } from '../schedules/support.js';
 import { Receiver } from '../webhooks/support.js';
-import { approvedCode, authorizationParams, basic, registerApp, REDIRECT_URI, tokenRequest } from '../oauth/support.js';
+import { basic, grantedConnection, registerApp, revokeConnection, tokenRequest } from '../oauth/support.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -57,22 +57,6 @@ async function ok(app: TestApp, method: string, url: string, key: string, body?:
 /** A key of the owner's account, made through the API. */
 async function newKey(scopes: string[], expiresInDays?: number): Promise<{ id: string; key: string }> {
   return ok(first, 'POST', '/api/v1/keys', owner.key, { name: `matrix ${++cells}`, scopes, ...(expiresInDays ? { expiresInDays } : {}) });
-}
-
-/** An OAuth connection approved with `approvingKey`: its access and refresh tokens. */
-async function connection(approvingKey: string): Promise<{ clientId: string; access: string; refresh: string }> {
-  const registered = await registerApp(first, owner.key, { scopes: OBJECT_SCOPES });
-  const { verifier, params } = await authorizationParams(registered);
-  const code = await approvedCode(first, params, approvingKey);
-  const tokens = await tokenRequest(first, {
-    grant_type: 'authorization_code',
-    client_id: registered.clientId,
-    code,
-    redirect_uri: REDIRECT_URI,
-    code_verifier: verifier,
-  });
-  expect(tokens.status, tokens.body).toBe(200);
-  return { clientId: registered.clientId, access: tokens.json.access_token, refresh: tokens.json.refresh_token };
 }
 
 /** A confidential app registered with `registeringKey`, and a client-credentials token of it. */
@@ -130,18 +114,10 @@ const ENDS: CredentialEnd[] = [
     name: 'an OAuth connection revoked (RFC 7009)',
     reason: 'credential_revoked',
     make: async () => {
-      const granted = await connection(owner.key);
+      const granted = await grantedConnection(first, owner.key, owner.key, OBJECT_SCOPES);
       return {
         secret: granted.access,
-        end: async () => {
-          const response = await second.request({
-            method: 'POST',
-            url: '/oauth/revoke',
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ token: granted.refresh, client_id: granted.clientId }).toString(),
-          });
-          expect(response.status, response.body).toBe(200);
-        },
+        end: () => revokeConnection(second, granted),
         grantStopped: () => connectionStopped(granted.access, granted.clientId, granted.refresh),
       };
     },
@@ -150,7 +126,7 @@ const ENDS: CredentialEnd[] = [
     name: 'an OAuth connection reaching 30 days',
     reason: 'credential_expired',
     make: async () => {
-      const granted = await connection(owner.key);
+      const granted = await grantedConnection(first, owner.key, owner.key, OBJECT_SCOPES);
       return {
         secret: granted.access,
         end: async () => clock.advance(30 * DAY),
@@ -163,7 +139,7 @@ const ENDS: CredentialEnd[] = [
     reason: 'credential_revoked',
     make: async () => {
       const approving = await newKey(OBJECT_SCOPES);
-      const granted = await connection(approving.key);
+      const granted = await grantedConnection(first, owner.key, approving.key, OBJECT_SCOPES);
       return {
         secret: granted.access,
         end: async () => void (await ok(second, 'DELETE', `/api/v1/keys/${approving.id}`, owner.key)),
@@ -176,7 +152,7 @@ const ENDS: CredentialEnd[] = [
     reason: 'credential_expired',
     make: async () => {
       const approving = await newKey(OBJECT_SCOPES, 1);
-      const granted = await connection(approving.key);
+      const granted = await grantedConnection(first, owner.key, approving.key, OBJECT_SCOPES);
       return {
         secret: granted.access,
         end: async () => clock.advance(DAY),

@@ -178,3 +178,35 @@ export async function apiStatus(base: string, token: string, path = '/api/v1/aut
   await response.arrayBuffer();
   return response.status;
 }
+
+/** An OAuth connection's client and tokens, as the token endpoint issued them. */
+export interface GrantedConnection {
+  clientId: string;
+  access: string;
+  refresh: string;
+}
+
+/**
+ * A connection of a new public app registered with `registeringKey` for `scopes`, approved with
+ * `approvingKey` through the approval page and exchanged at the token endpoint.
+ */
+export async function grantedConnection(app: TestApp, registeringKey: string, approvingKey: string, scopes: string[]): Promise<GrantedConnection> {
+  const registered = await registerApp(app, registeringKey, { scopes });
+  const { verifier, params } = await authorizationParams(registered);
+  const code = await approvedCode(app, params, approvingKey);
+  const fields = { grant_type: 'authorization_code', client_id: registered.clientId, code, redirect_uri: REDIRECT_URI, code_verifier: verifier };
+  const tokens = await tokenRequest(app, fields);
+  expect(tokens.status, tokens.body).toBe(200);
+  return { clientId: registered.clientId, access: tokens.json.access_token, refresh: tokens.json.refresh_token };
+}
+
+/** Ends the connection: RFC 7009 revocation of its refresh token. */
+export async function revokeConnection(app: TestApp, granted: { clientId: string; refresh: string }): Promise<void> {
+  const response = await app.request({
+    method: 'POST',
+    url: '/oauth/revoke',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: granted.refresh, client_id: granted.clientId }).toString(),
+  });
+  expect(response.status, response.body).toBe(200);
+}
