@@ -211,7 +211,9 @@ export class OAuthService implements CredentialResolver {
 
   private async clientCredentials(app: AppRow, form: Params): Promise<TokenResponse> {
     if (app.type !== 'confidential') throw new OAuthError('unauthorized_client', 'Only confidential apps may use client_credentials');
-    if (!(await this.liveClientCredentialApps([app.id])).has(app.id)) {
+    // The app row was just read to authenticate the client: only its key's state is left to ask.
+    const keyId = app.clientCredentialsEnded === null ? app.authorizedByKeyId : null;
+    if (keyId === null || !(await this.keys.usableIds([keyId])).has(keyId)) {
       throw new OAuthError('invalid_client', 'The API key that registered this app (or last changed its scopes or secret) has expired or was revoked');
     }
     const scopes = form.scope === undefined ? (app.scopes.filter(isScope) as Scope[]) : grantableScopes(parseScopeParam(form.scope), app.scopes);
