@@ -16,7 +16,8 @@ import { EventsService } from './areas/events/service.js';
 import { EventReads } from './areas/events/read-side.js';
 import { InMemoryRecentEvents } from './areas/events/recent.js';
 import { InMemoryOlderEvents } from './areas/events/older.js';
-import { AccountQueue } from './areas/events/account-queue.js';
+import { AccountQueue } from './account-writes/queue.js';
+import { AccountWrites } from './account-writes/pipeline.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel, SHARED_LATER_CHUNK } from './areas/resources/read-model.js';
@@ -75,6 +76,8 @@ export interface AppContext {
   streams: StreamHub;
   /** Cross-area reactions: background work subscribes here too. */
   domain: DomainEvents;
+  /** Every write of an account's events goes through it; background work follows its commits. */
+  writes: AccountWrites;
   /** Where the secrets key came from and what the start did with it; undefined when no key was loaded. */
   secrets: SecretsStatus | undefined;
   close(): Promise<void>;
@@ -130,19 +133,11 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     oneProcess ? { externalWrites: externalWrites() } : { others: { newestId: (accountId: string): Promise<number> => eventReads.newestId(accountId) } },
   );
   bus.follow(recentEvents);
-  // Cross-area reactions (src/domain-events.ts): who reacts to what is wired here and below.
+  // Cross-area reactions (src/domain-events.ts, src/account-writes/pipeline.ts): who reacts to what is wired here and below.
   const domain = new DomainEvents();
-  const events = new EventsService(
-    db,
-    clock,
-    config.eventRetention,
-    bus,
-    usage,
-    recentEvents,
-    domain,
-    // One SQLite connection commits the writes of a turn together; PostgreSQL's wait at a row lock.
-    oneProcess ? undefined : new AccountQueue(),
-  );
+  // One SQLite connection commits the writes of a turn together; PostgreSQL's wait at a row lock.
+  const writes = new AccountWrites(db, clock, oneProcess ? undefined : new AccountQueue());
+  const events = new EventsService(db, config.eventRetention, bus, usage, recentEvents, writes);
   const eventReads = new EventReads(db, config.eventRetention, bus, recentEvents, (load) => new InMemoryOlderEvents(load));
   // Several processes: a cached key lives at most a second, and is forgotten on every process when revoked.
   const credentialCache = new InProcessCredentialCache(oneProcess ? { externalWrites: externalWrites() } : { ttlMs: SHARED_CREDENTIAL_TTL_MS });
@@ -176,11 +171,12 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     retrySchedule: config.webhookRetrySchedule,
     leaseMs: config.webhookLeaseSeconds * 1000,
   });
-  // The outbox: deliveries are written in the same transaction as their event. The one reaction
-  // inside an event's transaction; an account without webhooks (most) has nothing to look up while
-  // its row is locked, which PostgreSQL's one-statement writes check in their statement (EventsService).
-  domain.inside('events.appended', async (exec, { accountId, events: appended, webhookCount }) => {
-    if (webhookCount > 0) await webhooks.enqueue(exec, accountId, appended);
+  // The outbox: deliveries are written in the same transaction as their event. An account without
+  // webhooks (most) has none to write, so its writes may take one statement (the pipeline).
+  writes.inside({
+    name: 'webhook outbox',
+    skippableWhen: { webhook_count: 0 },
+    react: (exec, { accountId, events: appended }) => webhooks.enqueue(exec, accountId, appended),
   });
   authority.register(webhooks);
   authority.register(oauth.clientCredentialsAuthority);
@@ -201,15 +197,15 @@ export async function openContext(config: Config, options: ContextOptions = {}):
       bus.follow(model);
       return model;
     },
-    domain,
+    writes,
   );
-  const resources = new ResourcesService(db, clock, events, resourceReads.views);
+  const resources = new ResourcesService(db, clock, writes, resourceReads.views);
   const signupLimiter = new RateLimiter(newCounter(), clock, 3_600_000);
   const rateLimiter = new RateLimiter(newCounter(), clock);
   if (metrics) {
     signupLimiter.onRefused = () => metrics.rateLimitRefused('signup');
     rateLimiter.onRefused = (key) => metrics.rateLimitRefused(key.startsWith('ip:') ? 'ip' : 'credential');
-    domain.afterCommit('events.appended', ({ events: appended }) => metrics.committed(appended));
+    writes.afterCommit(({ events: appended, path }) => metrics.committed(appended, path));
     webhooks.onAttempt((outcome, seconds) => metrics.deliveryAttempt(outcome, seconds));
     metrics.gauge('devdata_webhook_queue_depth', 'Webhook deliveries waiting to be made (first attempts and retries)', () => webhooks.queueDepth());
     metrics.labelledGauge('devdata_storage_connections', 'Storage connections by state: idle, busy, and requests waiting for one', 'state', () => {
@@ -238,7 +234,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   domain.afterCommit('credentials.ended', ({ ids }) => {
     for (const id of ids) streams.closeFor(id);
   });
-  const schedules = new SchedulesService(db, clock, audit, events, resources, authority);
+  const schedules = new SchedulesService(db, clock, audit, writes, resources, authority);
   authority.register(schedules);
   const services: Services = {
     audit,
@@ -270,6 +266,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     metrics,
     streams,
     domain,
+    writes,
     migrationsApplied,
     secrets: secrets.status,
     async close() {

@@ -1,22 +1,16 @@
-// Cross-area reactions, one mechanism: a service announces what happened with the executor of the
-// transaction it happened in. A reaction registered with `inside` runs in that transaction, before
-// it commits: what must commit or roll back together with the change (webhook outbox rows,
-// deliveries and connections that end with a credential). One registered with `afterCommit` runs
-// once the change is durable: what must never act on a change that may still roll back (closing
-// streams, read models, metrics, waking workers). docs/architecture.md lists who reacts to what.
-import type { Event } from './areas/events/event.js';
+// Cross-area reactions to credentials and apps ending (an account's writes of events react through
+// the account-write pipeline instead: src/account-writes/pipeline.ts). A service announces what
+// happened with the executor of the transaction it happened in. A reaction registered with
+// `inside` runs in that transaction, before it commits: what must commit or roll back together
+// with the change (cut-offs, connections that end with a credential, notifications to the other
+// processes). One registered with `afterCommit` runs once the change is durable: what must never
+// act on a change that may still roll back (closing streams). docs/architecture.md lists who
+// reacts to what.
 import type { AppRow } from './areas/apps/store.js';
 import type { Executor } from './storage/schema.js';
 import { afterCommit } from './storage/transaction.js';
 
 export interface DomainEventMap {
-  /** Events were appended to an account's log (by any writer: resources, custom events, schedules). */
-  'events.appended': {
-    accountId: string;
-    events: readonly Event[];
-    /** How many webhooks the account has, read under its row lock with the event ids: none, no outbox rows to write. */
-    webhookCount: number;
-  };
   /** An API key was revoked. */
   'key.revoked': { id: string; accountId: string };
   /** OAuth credentials stopped working: connections, apps (their tokens), or single access tokens. */
@@ -43,20 +37,14 @@ export class DomainEvents {
     return register(this.committedReactions, name, reaction as CommittedReaction<never>);
   }
 
-  /**
-   * A change made in one statement, already committed, whose writer checked in that statement that
-   * the inside reactions had nothing to do (an account without webhooks has no outbox rows to
-   * write): runs the after-commit reactions.
-   */
-  committedAlone<K extends DomainEventName>(name: K, payload: DomainEventMap[K]): void {
-    const committed = this.committedReactions.get(name);
-    if (committed) for (const reaction of committed) (reaction as CommittedReaction<K>)(payload);
-  }
-
   async emit<K extends DomainEventName>(exec: Executor, name: K, payload: DomainEventMap[K]): Promise<void> {
     const inside = this.insideReactions.get(name);
     if (inside) for (const reaction of inside) await (reaction as InsideReaction<K>)(exec, payload);
-    if ((this.committedReactions.get(name)?.length ?? 0) > 0) afterCommit(exec, () => this.committedAlone(name, payload));
+    const committed = this.committedReactions.get(name);
+    if (committed && committed.length > 0)
+      afterCommit(exec, () => {
+        for (const reaction of committed) (reaction as CommittedReaction<K>)(payload);
+      });
   }
 }
 

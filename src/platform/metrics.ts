@@ -126,6 +126,12 @@ export class Metrics {
     registers: [this.registry],
   });
   private readonly eventsByType = new Map<string, Counter.Internal>();
+  private readonly accountWrites = new Counter({
+    name: 'devdata_account_writes_total',
+    help: 'Account writes committed, by path: one_statement (PostgreSQL, no reaction to run inside) or transaction',
+    labelNames: ['path'],
+    registers: [this.registry],
+  });
 
   private readonly deliveries = new Counter({
     name: 'devdata_webhook_deliveries_total',
@@ -184,7 +190,8 @@ export class Metrics {
     this.requests.observe(method, route, status, seconds);
   }
 
-  committed(events: ReadonlyArray<{ type: string }>): void {
+  committed(events: ReadonlyArray<{ type: string }>, path: 'one_statement' | 'transaction'): void {
+    this.accountWrites.labels(path).inc();
     for (const { type } of events) {
       const label = type.startsWith('custom.') ? 'custom' : type;
       let counter = this.eventsByType.get(label);

@@ -27,14 +27,28 @@ const nextEvent = prepare((db, p: { accountId: string }) =>
     .returning(['event_seq', 'webhook_count']),
 );
 
+/** The counters of an account's row that a write's reactions look at, read under its lock. */
+export interface AccountCounters {
+  /** How many webhooks the account has (webhooks created or deleted meanwhile wait for the lock). */
+  webhook_count: number;
+}
+
+/** Values of some of the account's counters: a condition that holds when each counter has its value. */
+export type AccountCondition = Partial<AccountCounters>;
+
+/** Whether the counters satisfy the condition. */
+export function conditionHolds(condition: AccountCondition, counters: AccountCounters): boolean {
+  for (const [column, value] of Object.entries(condition) as Array<[keyof AccountCounters, number]>) if (counters[column] !== value) return false;
+  return true;
+}
+
 /**
- * The account's next event id, and with it the account's webhook count as of the lock it takes
- * (webhooks created or deleted after wait for it).
+ * The account's next event id, and its counters as of the lock it takes.
  */
-export async function nextEventSequence(db: Executor, accountId: string): Promise<{ id: number; webhooks: number }> {
+export async function nextEventSequence(db: Executor, accountId: string): Promise<{ id: number; counters: AccountCounters }> {
   const row = await nextEvent.first(db, { accountId });
   if (!row) throw new Error(`no account ${accountId}`);
-  return { id: Number(row.event_seq), webhooks: Number(row.webhook_count) };
+  return { id: Number(row.event_seq), counters: { webhook_count: Number(row.webhook_count) } };
 }
 
 const lockAccount = prepare((db, p: { accountId: string }) =>

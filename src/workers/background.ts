@@ -14,10 +14,10 @@ export interface BackgroundWork {
 }
 
 export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger): BackgroundWork {
-  const { config, services, metrics, domain } = context;
+  const { config, services, metrics, writes } = context;
 
   const dispatcher = new WebhookDispatcher(services.webhooks, log, { concurrency: 64, pollIntervalMs: 500 });
-  const stopWaking = domain.afterCommit('events.appended', () => {
+  const stopWaking = writes.afterCommit(() => {
     if (services.webhooks.takeQueuedFlag()) dispatcher.wake();
   });
   services.system.registerWorker('webhooks', () => dispatcher.report());

@@ -72,9 +72,9 @@ describe('pages from any cursor through the real server', () => {
     app = await TestApp.start();
     account = await app.account();
     for (let start = 0; start < 2_600; start += 200) {
-      const events = await app.context.services.events.transact(account.accountId, async (writer) => {
+      const events = await app.context.writes.transaction(account.accountId, async (write) => {
         const appended = [];
-        for (let index = start; index < start + 200; index++) appended.push(await writer.append(TYPES[index % 3]!, { index }));
+        for (let index = start; index < start + 200; index++) appended.push(await write.append(TYPES[index % 3]!, { index }));
         return appended;
       });
       published.push(...events.map(({ id, type }) => ({ id, type })));

@@ -13,10 +13,9 @@ async function storedIdsOf(app: TestApp, accountId: string): Promise<number[]> {
 
 /** `count` custom events, a few hundred to a transaction. */
 async function publishTo(app: TestApp, accountId: string, count: number): Promise<void> {
-  const { events } = app.context.services;
   for (let start = 0; start < count; start += 250) {
-    await events.transact(accountId, async (writer) => {
-      for (let index = start; index < Math.min(start + 250, count); index++) await writer.append('custom.load', { index });
+    await app.context.writes.transaction(accountId, async (write) => {
+      for (let index = start; index < Math.min(start + 250, count); index++) await write.append('custom.load', { index });
     });
   }
 }

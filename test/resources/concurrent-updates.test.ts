@@ -1,4 +1,4 @@
-// Many updates of one account sent at once (src/areas/resources/service.ts, `writeUpdates`): on
+// Many updates of one account sent at once (src/areas/resources/writes.ts, `updates`): on
 // PostgreSQL those that wait together for the account's turn are decided against the process's copy
 // and written by one statement; a precondition, a missing resource, a refused value and a tag change
 // among them must come out as if each had taken a transaction of its own. Checked against the
@@ -22,13 +22,9 @@ describe('updates of one account sent together', () => {
     database = await sharedDatabase();
     served = await TestApp.start({ env: { DATABASE_URL: database.url } });
     caller = await served.account();
-    const events = served.context.services.events;
-    const appendAlone = events.appendAlone.bind(events);
-    events.appendAlone = async (accountId, appended, options) => {
-      const written = await appendAlone(accountId, appended, options);
-      if (written) statementSizes.push(appended.length);
-      return written;
-    };
+    served.context.writes.afterCommit(({ events, path }) => {
+      if (path === 'one_statement') statementSizes.push(events.length);
+    });
   });
 
   afterAll(async () => {

@@ -113,7 +113,7 @@ async function expectComplete(app: TestApp, expected: Expected): Promise<void> {
 }
 
 /** The app's resource read model: accounts kept in memory once read. */
-const readModelOf = (app: TestApp) => (app.context.services.resources as unknown as { views: ResourceReadModel }).views;
+const readModelOf = (app: TestApp): ResourceReadModel => app.context.services.resourceReads.views;
 
 describe('a large account beside a small one', () => {
   let databaseUrl: string;

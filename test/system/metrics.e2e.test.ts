@@ -177,7 +177,10 @@ describe('metrics on a port of their own', () => {
   });
 
   it('counts events committed by type, and shows open streams', async () => {
-    const before = value((await scrape()).families, 'devdata_events_committed_total', { type: 'custom' });
+    const scraped = (await scrape()).families;
+    const before = value(scraped, 'devdata_events_committed_total', { type: 'custom' });
+    // SQLite: every write takes a transaction (one statement is PostgreSQL's).
+    const writesBefore = value(scraped, 'devdata_account_writes_total', { path: 'transaction' });
     for (let i = 0; i < 3; i++)
       expect((await api('/api/v1/events', { method: 'POST', body: JSON.stringify({ type: 'custom.tick', data: { i } }) })).status).toBe(201);
     const stream = new AbortController();
@@ -186,6 +189,8 @@ describe('metrics on a port of their own', () => {
     try {
       const { families } = await scrape();
       expect(value(families, 'devdata_events_committed_total', { type: 'custom' })).toBe(before + 3);
+      expect(value(families, 'devdata_account_writes_total', { path: 'transaction' })).toBe(writesBefore + 3);
+      expect(value(families, 'devdata_account_writes_total', { path: 'one_statement' })).toBe(0);
       expect(value(families, 'devdata_events_committed_total', { type: 'resource.created' })).toBeGreaterThanOrEqual(2);
       expect(family(families, 'devdata_event_streams_open').type).toBe('GAUGE');
       expect(value(families, 'devdata_event_streams_open')).toBe(1);

@@ -6,7 +6,7 @@
 // an id is not the one it expects), and the bus also polls the log, so a lost notification delays
 // an event by at most one poll interval but never loses it.
 import type { Kysely } from 'kysely';
-import type { Database, Executor } from '../../storage/schema.js';
+import type { Database } from '../../storage/schema.js';
 import type { Notifications } from '../../storage/notifications.js';
 import type { Event } from './event.js';
 import { listEvents, newestEventIds } from './store.js';
@@ -30,8 +30,6 @@ export interface NotificationFollower {
 export interface EventBus {
   /** Calls `listener` with each event committed for the account from now on; returns unsubscribe. */
   subscribe(accountId: string, listener: EventListener): () => void;
-  /** Inside the writing transaction: tells other processes, once it commits, that events exist. */
-  announce(exec: Executor, accountId: string, events: readonly Event[]): Promise<void>;
   /** After commit: hands the events to this process's listeners, in id order. */
   publish(accountId: string, events: readonly Event[]): void;
   /** Several processes: `follower` hears of every account's commits from now on. One process has nothing to tell. */
@@ -54,8 +52,6 @@ export class InProcessEventBus implements EventBus {
       if (set.size === 0) this.listeners.delete(accountId);
     };
   }
-
-  async announce(): Promise<void> {}
 
   publish(accountId: string, events: readonly Event[]): void {
     const set = this.listeners.get(accountId);
@@ -126,9 +122,6 @@ export class NotifyingEventBus implements EventBus {
   subscribe(accountId: string, listener: EventListener): () => void {
     return this.local.subscribe(accountId, listener);
   }
-
-  /** Nothing inside the transaction: `publish` notifies once it committed. */
-  async announce(_exec: Executor, _accountId: string, _events: readonly Event[]): Promise<void> {}
 
   /** This process's own commits: handed to its listeners, and notified to the others. */
   publish(accountId: string, events: readonly Event[]): void {

@@ -1,16 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
-import { nextEventSequence } from '../../storage/sequences.js';
-import type { Clock } from '../../platform/clock.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
-import type { DomainEvents } from '../../domain-events.js';
-import { afterCommit, inTransaction } from '../../storage/transaction.js';
+import type { AccountWrites, Outcome, Submit, WriteKind } from '../../account-writes/pipeline.js';
 import { eventDataJson, oldestRetainedCursor, type Event } from './event.js';
 import type { RecentEvents } from './recent.js';
-import type { WrittenWith } from './store.js';
-import { AccountBatches, type AccountQueue, type Waiting } from './account-queue.js';
-import { accountsOverRetention, deleteEventsBetween, insertEvent, insertEventsAlone, insertEventsLocked, oldestStoredEventId } from './store.js';
+import { accountsOverRetention, deleteEventsBetween, oldestStoredEventId } from './store.js';
 
 /** PostgreSQL: the most custom events of one account written in one statement, and their most data (bytes of JSON). */
 const CUSTOM_BATCH = { items: 100, bytes: 1024 * 1024 };
@@ -30,125 +25,42 @@ const WRITTEN_ACCOUNTS_LIMIT = 10_000;
 // Where other areas looked for them before events/event.ts held them.
 export { EVENT_TYPES, RESOURCE_EVENT_TYPES, type Event } from './event.js';
 
-/** A write transaction of one account that may append events to its log. */
-export interface EventWriter {
-  trx: Transaction<Database>;
-  accountId: string;
-  /** The account's newest event id as this transaction sees it: the committed ones, then its own. */
-  lastEventId: number;
-  append(type: string, data: Record<string, unknown>): Promise<Event>;
-  /** PostgreSQL only (a batch's transaction): appends the events, and runs `also` with them, in one statement. */
-  appendMany(items: ReadonlyArray<{ type: string; data: Record<string, unknown> }>, also?: WrittenWith): Promise<Event[]>;
-}
+/** Custom events: on several processes those of one account waiting together take one statement. */
+const customEvents: WriteKind<Event, Event> = {
+  limits: CUSTOM_BATCH,
+  alone: (_accountId, events) => ({ outcomes: events.map((event) => ({ value: event })), events: [...events] }),
+  async inTransaction(write, events) {
+    const outcomes: Array<Outcome<Event>> = [];
+    for (const { type, data } of events) outcomes.push({ value: await write.append(type, data) });
+    return outcomes;
+  },
+};
 
 export class EventsService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
     private readonly retention: number,
     readonly bus: EventBus,
     private readonly usage: UsageService,
     private readonly recent: RecentEvents,
-    private readonly domain: DomainEvents,
-    /** Several processes: an account's writers queue here instead of at its row lock. */
-    private readonly writers?: AccountQueue,
+    writes: AccountWrites,
   ) {
-    this.customEvents = this.batches((accountId, waiting) => this.writeCustom(accountId, waiting), CUSTOM_BATCH);
+    this.publish = writes.kind(customEvents);
+    // After each commit, before the writer hears of it: the events are kept, counted and published.
+    writes.afterCommit<number>({
+      // Taken holding the account's row (and on SQLite the write lock): see RecentEvents.mark.
+      locked: () => this.recent.mark(),
+      committed: ({ accountId, events }, recentMark) => this.committed(accountId, events, recentMark),
+    });
   }
 
+  private readonly publish: Submit<Event, Event>;
   /** Accounts past the retention window that this process wrote since the last `pruneWritten`, with their newest id. */
   private written = new Map<string, number>();
   /** More accounts were written than `written` holds: the next `pruneWritten` sweeps them all. */
   private writtenOverflow = false;
-  /** PostgreSQL: custom events of one account that wait for its turn together. */
-  private readonly customEvents: AccountBatches<Event, Event> | undefined;
 
-  /**
-   * Runs `work` in a transaction that writes at least one event. The account's event counter is
-   * taken first, which locks the account's row: writers of one account run one at a time, ids
-   * follow commit order, and a read-modify-write inside `work` cannot race. `events.appended` is
-   * emitted inside the transaction (the webhook outbox); after the commit, and before the writer
-   * hears of it, the events are kept, counted, published on the bus, and then the domain event's
-   * after-commit reactions run (read models, metrics, the webhook dispatcher).
-   */
-  async transact<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
-    return this.writers ? this.writers.run(accountId, () => this.transactInTurn(accountId, work)) : this.transactInTurn(accountId, work);
-  }
-
-  /** `transact` for work that already holds the account's turn in the queue (a batch's `write`). */
-  async transactInTurn<T>(accountId: string, work: (writer: EventWriter) => Promise<T>): Promise<T> {
-    const appended: Event[] = [];
-    return inTransaction(this.db, async (trx) => {
-      const first = await nextEventSequence(trx, accountId);
-      let nextId = first.id;
-      // Taken holding the account's row (and on SQLite the write lock): see RecentEvents.mark.
-      const recentMark = this.recent.mark();
-      const writer: EventWriter = {
-        trx,
-        accountId,
-        lastEventId: nextId - 1,
-        append: async (type, data) => {
-          // The first id was reserved when the transaction started; further ones are taken now.
-          if (appended.length > 0) nextId = (await nextEventSequence(trx, accountId)).id;
-          const id = nextId;
-          const event: Event = { id, type, data, createdAt: this.clock.now().toISOString() };
-          await insertEvent(trx, accountId, event);
-          appended.push(event);
-          writer.lastEventId = id;
-          return event;
-        },
-        appendMany: async (items, also) => {
-          const createdAt = this.clock.now().toISOString();
-          const events: Event[] = items.map(({ type, data }) => ({ id: 0, type, data, createdAt }));
-          if (events.length === 0) return events;
-          // The first id was reserved when the transaction started, if nothing took it yet.
-          await insertEventsLocked(trx, accountId, events, appended.length === 0, also);
-          appended.push(...events);
-          writer.lastEventId = events.at(-1)!.id;
-          return events;
-        },
-      };
-      const value = await work(writer);
-      if (appended.length === 0) throw new Error('an event transaction committed no event');
-      afterCommit(trx, () => this.committed(accountId, appended, recentMark));
-      await this.domain.emit(trx, 'events.appended', { accountId, events: appended, webhookCount: first.webhooks });
-      await this.bus.announce(trx, accountId, appended);
-      return value;
-    });
-  }
-
-  /**
-   * Several processes: batches of one account's writes that take its turn in the queue together,
-   * each written by `write` (which may call `appendAlone` and `transactInTurn`); undefined with one
-   * process, where SQLite commits a turn's writes together already.
-   */
-  batches<Item, Result>(
-    write: (accountId: string, waiting: readonly Waiting<Item, Result>[]) => Promise<void>,
-    limits: { items: number; bytes: number },
-  ): AccountBatches<Item, Result> | undefined {
-    return this.writers && new AccountBatches(this.writers, write, limits);
-  }
-
-  /**
-   * PostgreSQL, holding the account's turn: takes the account's next ids and writes `events` (their
-   * ids and one `createdAt` set here) in one statement committed on its own, with `also` if
-   * given, when the account has no webhooks and, if `ifNewestIs` is given, its newest id is still
-   * that. Then the after-commit work of `transact` runs and it returns true; else nothing was
-   * written and it returns false.
-   */
-  async appendAlone(accountId: string, events: Event[], options: { ifNewestIs?: number; also?: WrittenWith } = {}): Promise<boolean> {
-    const createdAt = this.clock.now().toISOString();
-    for (const event of events) event.createdAt = createdAt;
-    // Taken before the statement, as `transact` takes it holding the lock: see RecentEvents.mark.
-    const recentMark = this.recent.mark();
-    if (!(await insertEventsAlone(this.db, accountId, events, options))) return false;
-    this.committed(accountId, events, recentMark);
-    this.domain.committedAlone('events.appended', { accountId, events, webhookCount: 0 });
-    return true;
-  }
-
-  /** After commit, before the writer hears of it: the events are kept, counted and published. */
-  private committed(accountId: string, events: Event[], recentMark: number): void {
+  private committed(accountId: string, events: readonly Event[], recentMark: number): void {
     const newest = events[events.length - 1]!.id;
     if (newest > this.retention) {
       if (this.written.size < WRITTEN_ACCOUNTS_LIMIT || this.written.has(accountId)) this.written.set(accountId, newest);
@@ -160,24 +72,8 @@ export class EventsService {
   }
 
   async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
-    if (!this.customEvents) return this.transactInTurn(accountId, (writer) => writer.append(type, data));
     const event: Event = { id: 0, type, data, createdAt: '' };
-    return this.customEvents.add(accountId, event, eventDataJson(event).length);
-  }
-
-  /** PostgreSQL: the batch's events in one statement, else (the account has webhooks) in one transaction with their outbox rows. */
-  private async writeCustom(accountId: string, waiting: readonly Waiting<Event, Event>[]): Promise<void> {
-    const events = waiting.map((entry) => entry.item);
-    if (await this.appendAlone(accountId, events)) {
-      for (const entry of waiting) entry.resolve(entry.item);
-      return;
-    }
-    const written = await this.transactInTurn(accountId, async (writer) => {
-      const appended: Event[] = [];
-      for (const { item } of waiting) appended.push(await writer.append(item.type, item.data));
-      return appended;
-    });
-    for (const [index, entry] of waiting.entries()) entry.resolve(written[index]!);
+    return this.publish(accountId, event, eventDataJson(event).length);
   }
 
   /**

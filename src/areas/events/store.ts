@@ -1,81 +1,8 @@
-import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../storage/schema.js';
 import { prefixLength, startsWith } from '../../storage/filters.js';
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { TypeFilter } from '../../platform/type-filter.js';
-import { eventDataJson, eventJsonOf, type Event } from './event.js';
-
-const insertEventRow = prepare((db, p: { accountId: string; id: number; type: string; data: string; createdAt: string }) =>
-  db.insertInto('events').values({ account_id: p.accountId, id: p.id, type: p.type, data: p.data, created_at: p.createdAt }),
-);
-
-export async function insertEvent(db: Executor, accountId: string, event: Event): Promise<void> {
-  await insertEventRow.execute(db, { accountId, id: event.id, type: event.type, data: eventDataJson(event), createdAt: event.createdAt });
-}
-
-/**
- * A data-modifying statement written with events by `insertEventsAlone` or `insertEventsLocked`: `written` names a table
- * with one row when the events are written and none otherwise, for the statement to join, so that
- * it changes nothing unless they are.
- */
-export type WrittenWith = (written: RawBuilder<unknown>) => RawBuilder<unknown>;
-
-/**
- * PostgreSQL: takes the account's next ids and inserts the events, in order, in one statement
- * committed on its own (the row lock lasts the statement, not four round trips), when the account
- * has no webhooks (whose outbox rows would have to commit with them) and, with `ifNewestIs`, its
- * newest event id is still that. `also` is run in the same statement. Sets each `event.id` and
- * returns true, or returns false when nothing was written.
- */
-export async function insertEventsAlone(
-  db: Executor,
-  accountId: string,
-  events: Event[],
-  { ifNewestIs, also }: { ifNewestIs?: number; also?: WrittenWith } = {},
-): Promise<boolean> {
-  const condition = ifNewestIs === undefined ? sql` and webhook_count = 0` : sql` and webhook_count = 0 and event_seq = ${ifNewestIs}`;
-  return insertEventsTaking(db, accountId, events, events.length, condition, also);
-}
-
-/**
- * PostgreSQL, in a transaction holding the account's row: inserts the events, in order, with `also`
- * in one statement. `reserved`: the transaction took the first of their ids already.
- */
-export async function insertEventsLocked(db: Executor, accountId: string, events: Event[], reserved: boolean, also?: WrittenWith): Promise<void> {
-  await insertEventsTaking(db, accountId, events, events.length - (reserved ? 1 : 0), sql``, also);
-}
-
-/** Moves the account's counter by `take`, then gives the events the ids up to it; false (nothing written) when `condition` fails. */
-async function insertEventsTaking(
-  db: Executor,
-  accountId: string,
-  events: Event[],
-  take: number,
-  condition: RawBuilder<unknown>,
-  also: WrittenWith | undefined,
-): Promise<boolean> {
-  const count = events.length;
-  const result = await sql<{ last: string }>`
-    with seq as (
-      update accounts set event_seq = event_seq + ${take}
-      where id = ${accountId}${condition}
-      returning event_seq
-    ), inserted as (
-      insert into events (account_id, id, type, data, created_at)
-      select ${accountId}, seq.event_seq - ${count} + item.position, item.type, item.data, item.created_at
-      from seq, unnest(${events.map((event) => event.type)}::text[], ${events.map(eventDataJson)}::text[], ${events.map((event) => event.createdAt)}::text[])
-        with ordinality as item(type, data, created_at, position)
-      returning id
-    )${also ? sql`, also as (${also(sql.table('seq'))})` : sql``}
-    select event_seq as last from seq`.execute(db);
-  const row = result.rows[0];
-  if (row === undefined) return false;
-  const first = Number(row.last) - count + 1;
-  events.forEach((event, index) => {
-    event.id = first + index;
-  });
-  return true;
-}
+import { eventJsonOf, type Event } from './event.js';
 
 const eventSeq = prepare((db, p: { accountId: string }) => db.selectFrom('accounts').select('event_seq').where('id', '=', p.accountId));
 

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 import { notFound } from '../../domain-errors.js';
 import type { JsonParts } from '../../platform/json-body.js';
-import type { DomainEvents } from '../../domain-events.js';
+import type { AccountWrites } from '../../account-writes/pipeline.js';
 import type { EventReads } from '../events/read-side.js';
 import type { LoadResources, ResourceReadModel } from './read-model.js';
 import type { Resource } from './schemas.js';
@@ -19,7 +19,7 @@ export class ResourceReads {
     private readonly db: Kysely<Database>,
     private readonly events: EventReads,
     readModel: (load: LoadResources) => ResourceReadModel,
-    domain: DomainEvents,
+    writes: AccountWrites,
   ) {
     this.views = readModel(async (accountId, limit, afterSeq, orderLimit) =>
       afterSeq === undefined
@@ -31,7 +31,7 @@ export class ResourceReads {
           })
         : { newestEventId: 0, records: await resourceRecords(db, accountId, limit, afterSeq) },
     );
-    domain.afterCommit('events.appended', ({ accountId, events: committed }) => this.views.committed(accountId, committed));
+    writes.afterCommit(({ accountId, events: committed }) => this.views.committed(accountId, committed));
   }
 
   /** A Resource as JSON (UTF-8), from the read model or storage, with its version (the ETag). */

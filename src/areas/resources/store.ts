@@ -1,6 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import { prepare, type PreparedQuery } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
+import { rowsOf, type JoinedRows, type ValueColumn } from '../../storage/postgres-writes.js';
+import { changeCounts, countsOf } from './count-store.js';
 import { RESOURCE_COLUMNS as COLUMNS, resourceColumns, resourceJson, resourceOf, type ResourceColumns } from './resource-json.js';
 import type { Resource, ResourceType } from './schemas.js';
 
@@ -15,54 +17,6 @@ async function writeTags(db: Executor, accountId: string, resourceId: string, ta
     .values(tags.map((tag) => ({ resource_id: resourceId, account_id: accountId, tag, created_seq: createdSeq })))
     .execute();
 }
-
-type CountChange = { kind: 'type' | 'tag'; name: string; delta: number } | { kind: ''; name: ''; delta: number };
-type CountParams = { accountId: string } & Record<`kind${number}` | `name${number}`, string> & Record<`delta${number}`, number>;
-
-/** One upsert per number of counts changed, compiled once each. */
-const countUpserts = new Map<number, PreparedQuery<CountParams, unknown>>();
-
-function countUpsert(rows: number): PreparedQuery<CountParams, unknown> {
-  let query = countUpserts.get(rows);
-  if (!query) {
-    query = prepare((db, p: CountParams) =>
-      db
-        .insertInto('resource_counts')
-        .values(
-          Array.from({ length: rows }, (_, index) => ({
-            account_id: p.accountId,
-            kind: p[`kind${index}`] as '',
-            name: p[`name${index}`] as string,
-            count: p[`delta${index}`] as number,
-          })),
-        )
-        .onConflict((conflict) =>
-          conflict.columns(['account_id', 'kind', 'name']).doUpdateSet((eb) => ({ count: eb('resource_counts.count', '+', eb.ref('excluded.count')) })),
-        ),
-    );
-    countUpserts.set(rows, query);
-  }
-  return query;
-}
-
-/** Adds each change to the account's kept counts (migration 0010), in the caller's transaction; one statement. */
-async function changeCounts(db: Executor, accountId: string, changes: CountChange[]): Promise<void> {
-  if (changes.length === 0) return;
-  const params = { accountId } as CountParams;
-  changes.forEach((change, index) => {
-    params[`kind${index}`] = change.kind;
-    params[`name${index}`] = change.name;
-    params[`delta${index}`] = change.delta;
-  });
-  await countUpsert(changes.length).execute(db, params);
-}
-
-/** The counts a resource of `type` with `tags` takes part in, each changed by `delta`. */
-const countsOf = (type: string, tags: readonly string[], delta: number): CountChange[] => [
-  { kind: '', name: '', delta },
-  { kind: 'type', name: type, delta },
-  ...tags.map((tag) => ({ kind: 'tag' as const, name: tag, delta })),
-];
 
 export async function insertResource(db: Executor, accountId: string, resource: Resource, createdSeq: number): Promise<void> {
   await db
@@ -146,19 +100,25 @@ export async function updateResource(
 }
 
 /**
- * PostgreSQL: the statement that writes updated resources whose tags did not change, joined to
- * `written` (`insertEventsAlone`'s `also`), so that it runs with the events announcing them or
- * not at all. One entry per resource: its newest values.
+ * PostgreSQL: the statement that writes updated resources whose tags did not change, joined to the
+ * events announcing them (storage/postgres-writes.ts), so that it runs with them or not at all.
+ * One entry per resource: its newest values.
  */
-export function updateResourcesJoined(accountId: string, resources: readonly Resource[]): (written: RawBuilder<unknown>) => RawBuilder<unknown> {
+export function updateResourcesJoined(accountId: string, resources: readonly Resource[]): JoinedRows {
   const columns = resources.map(resourceColumns);
+  const text = (values: Array<string | number>): ValueColumn => ({ values, type: 'text' });
+  const updates = rowsOf('u', {
+    id: text(columns.map((c) => c.id)),
+    name: text(columns.map((c) => c.name)),
+    state: text(columns.map((c) => c.state)),
+    attributes: text(columns.map((c) => c.attributes)),
+    version: { values: columns.map((c) => c.version), type: 'integer' },
+    updated_at: text(columns.map((c) => c.updated_at)),
+  });
   return (written) => sql`
     update resources as r
     set name = u.name, state = u.state, attributes = u.attributes, version = u.version, updated_at = u.updated_at
-    from ${written}, unnest(
-      ${columns.map((c) => c.id)}::text[], ${columns.map((c) => c.name)}::text[], ${columns.map((c) => c.state)}::text[],
-      ${columns.map((c) => c.attributes)}::text[], ${columns.map((c) => c.version)}::integer[], ${columns.map((c) => c.updated_at)}::text[]
-    ) as u(id, name, state, attributes, version, updated_at)
+    from ${written}, ${updates}
     where r.account_id = ${accountId} and r.id = u.id`;
 }
 

@@ -8,7 +8,7 @@ import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event
 import { newId } from '../../platform/ids.js';
 import { cronNext, normalisedAt, validTimezone } from './timing.js';
 import type { AuditService } from '../audit/service.js';
-import type { EventsService } from '../events/service.js';
+import type { AccountWrites } from '../../account-writes/pipeline.js';
 import { stateProblem, type ResourcesService } from '../resources/service.js';
 import {
   activeScheduleAuthorizers,
@@ -57,7 +57,7 @@ export class SchedulesService implements StandingObjects {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly audit: AuditService,
-    private readonly events: EventsService,
+    private readonly writes: AccountWrites,
     private readonly resources: ResourcesService,
     /** Re-checks a run's authorizer before it acts (src/standing-authority.ts). */
     private readonly authority: Pick<StandingAuthority, 'ended'>,
@@ -293,14 +293,14 @@ export class SchedulesService implements StandingObjects {
    * the execution, not thrown.
    */
   private async execute(row: ScheduleRow, scheduledFor: string, mark: (exec: Executor) => Promise<void>): Promise<Execution> {
-    return this.events.transact(row.accountId, async (writer) => {
-      await mark(writer.trx);
+    return this.writes.transaction(row.accountId, async (write) => {
+      await mark(write.trx);
       let error: string | undefined;
       try {
         if (row.action.type === 'set_state') {
-          await this.resources.updateWithin(writer, row.action.resourceId, { state: row.action.state });
+          await this.resources.updateIn(write, row.action.resourceId, { state: row.action.state });
         } else {
-          await writer.append(row.action.eventType, row.action.data);
+          await write.append(row.action.eventType, row.action.data);
         }
       } catch (failure) {
         if (!(failure instanceof DomainError)) throw failure;
@@ -308,7 +308,7 @@ export class SchedulesService implements StandingObjects {
       }
       const executedAt = this.clock.now().toISOString();
       const outcome = error === undefined ? 'succeeded' : 'failed';
-      const event: Event = await writer.append('schedule.executed', {
+      const event: Event = await write.append('schedule.executed', {
         schedule: { id: row.id, name: row.name },
         scheduledFor,
         executedAt,

@@ -1,6 +1,6 @@
-// The per-account queue of write transactions on PostgreSQL (src/areas/events/account-queue.ts).
+// The per-account queue of write transactions on PostgreSQL (src/account-writes/queue.ts).
 import { describe, expect, it } from 'vitest';
-import { AccountQueue } from '../../src/areas/events/account-queue.js';
+import { AccountQueue } from '../../src/account-writes/queue.js';
 
 /** Work that records its start and end, and finishes when released (or fails, if told to). */
 function gated(log: string[], name: string, fail = false) {
