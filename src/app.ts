@@ -13,21 +13,7 @@ import { lazyChildLogger } from './platform/request-logger.js';
 import { installValidation } from './platform/validation.js';
 import { BODY_LIMIT } from './platform/request-limits.js';
 import { UNMATCHED_ROUTE } from './platform/metrics.js';
-import { auditCapability, auditRoutes, auditSchemas } from './areas/audit/routes.js';
-import { keyRoutes, keySchemas, keysCapability } from './areas/keys/routes.js';
-import { systemRoutes, systemSchemas } from './areas/system/routes.js';
-import { usageCapability, usageRoutes, usageSchemas } from './areas/usage/routes.js';
-import { eventRoutes, eventSchemas, eventsCapability } from './areas/events/routes.js';
-import { homeAssistantCapability, integrationRoutes, integrationSchemas } from './areas/integrations/routes.js';
-import { resourceRoutes, resourceSchemas, resourcesCapability } from './areas/resources/routes.js';
-import { webhookRoutes, webhookSchemas, webhooksCapability } from './areas/webhooks/routes.js';
-import { appRoutes, appSchemas, appsCapability } from './areas/apps/routes.js';
-import { oauthCapability, oauthRoutes, oauthSchemas } from './areas/oauth/routes.js';
-import { developerCapability, developerRoutes, developerSchemas, developerSecuritySchemes } from './areas/developer/routes.js';
-import { scheduleRoutes, scheduleSchemas, schedulesCapability } from './areas/schedules/routes.js';
-import { installationRoutes, installationSchemas, installationsCapability } from './areas/installations/routes.js';
-import { consoleRoutes } from './areas/console/routes.js';
-import { consoleDirectory } from './paths.js';
+import { AREAS } from './areas/index.js';
 import { startBackgroundWork } from './workers/background.js';
 
 declare module 'fastify' {
@@ -101,53 +87,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await installOpenApi(
     app,
     config,
-    [
-      ...systemSchemas,
-      ...keySchemas,
-      ...auditSchemas,
-      ...usageSchemas,
-      ...resourceSchemas,
-      ...eventSchemas,
-      ...integrationSchemas,
-      ...webhookSchemas,
-      ...appSchemas,
-      ...oauthSchemas,
-      ...developerSchemas,
-      ...scheduleSchemas,
-      ...installationSchemas,
-    ],
-    { securitySchemes: developerSecuritySchemes },
+    AREAS.flatMap((area) => area.schemas ?? []),
+    { securitySchemes: Object.assign({}, ...AREAS.map((area) => area.securitySchemes ?? {})) },
   );
-
   // Each area's line of GET /api/v1/capabilities, from the constants its own rules use.
-  const capabilities = [
-    keysCapability(),
-    auditCapability(),
-    usageCapability(),
-    resourcesCapability(),
-    eventsCapability(config),
-    homeAssistantCapability(),
-    webhooksCapability(config),
-    oauthCapability(config),
-    appsCapability(),
-    installationsCapability(),
-    schedulesCapability(),
-    developerCapability(config),
-  ];
-  await app.register(systemRoutes, { config, system: services.system, capabilities });
-  await app.register(keyRoutes, { keys: services.keys });
-  await app.register(auditRoutes, { audit: services.audit });
-  await app.register(usageRoutes, { usage: services.usage });
-  await app.register(resourceRoutes, { resources: services.resources, reads: services.resourceReads });
-  await app.register(eventRoutes, { events: services.events, reads: services.eventReads, streams: context.streams });
-  await app.register(integrationRoutes, { resources: services.resourceReads, clock: context.clock, installationId: () => null });
-  await app.register(webhookRoutes, { webhooks: services.webhooks });
-  await app.register(appRoutes, { apps: services.apps });
-  await app.register(oauthRoutes, { oauth: services.oauth });
-  await app.register(developerRoutes, { developer: services.developer, sessionTtlSeconds: config.developerSessionTtlSeconds });
-  await app.register(scheduleRoutes, { schedules: services.schedules });
-  await app.register(installationRoutes, { installations: services.installations });
-  await app.register(consoleRoutes, { directory: consoleDirectory() });
+  const capabilities = AREAS.flatMap((area) => (area.capability ? [area.capability(config)] : []));
+  const routeContext = { config, clock: context.clock, services, streams: context.streams, capabilities };
+  for (const area of AREAS) await area.registerRoutes?.(app, routeContext);
 
   const background = startBackgroundWork(context, app.log);
   // Streams never finish on their own: end them first so closing the server does not wait on them.

@@ -36,31 +36,9 @@ import { DomainEvents } from './domain-events.js';
 import { StandingAuthority } from './standing-authority.js';
 import { SecretBox } from './platform/secret-box.js';
 import { openSecrets, type SecretsStatus } from './secrets.js';
+import type { Services } from './services.js';
+import { AREAS } from './areas/index.js';
 import { announceRevocation, InProcessCredentialCache, listenForRevocations, SHARED_CREDENTIAL_TTL_MS } from './platform/credential-cache.js';
-
-export interface Services {
-  accounts: AccountsService;
-  audit: AuditService;
-  keys: KeysService;
-  usage: UsageService;
-  system: SystemService;
-  events: EventsService;
-  /** The event log's pages, reads and cursor rules. */
-  eventReads: EventReads;
-  resources: ResourcesService;
-  /** The resources served as prepared JSON, and snapshots. */
-  resourceReads: ResourceReads;
-  webhooks: WebhooksService;
-  apps: AppsService;
-  oauth: OAuthService;
-  developer: DeveloperService;
-  schedules: SchedulesService;
-  installations: InstallationsService;
-  /** Which of these credentials (API keys, OAuth connections, OAuth apps) are still live. */
-  liveCredentials: (authorizers: Authorizer[]) => Promise<Set<string>>;
-  /** Every kind of object that acts later on an account's behalf, and their cut-off. */
-  authority: StandingAuthority;
-}
 
 export interface AppContext {
   config: Config;
@@ -171,34 +149,22 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     retrySchedule: config.webhookRetrySchedule,
     leaseMs: config.webhookLeaseSeconds * 1000,
   });
-  // The outbox: deliveries are written in the same transaction as their event. An account without
-  // webhooks (most) has none to write, so its writes may take one statement (the pipeline).
-  writes.inside({
-    name: 'webhook outbox',
-    skippableWhen: { webhook_count: 0 },
-    react: (exec, { accountId, events: appended }) => webhooks.enqueue(exec, accountId, appended),
-  });
   authority.register(webhooks);
   authority.register(oauth.clientCredentialsAuthority);
   const accounts = new AccountsService(db, clock, audit);
   // Several processes: each keeps views too, told of the others' commits by the bus.
-  const resourceReads = new ResourceReads(
-    db,
-    eventReads,
-    (load) => {
-      if (oneProcess) return new InMemoryResourceReadModel(load, { externalWrites: externalWrites() });
-      const model = new InMemoryResourceReadModel(load, {
-        laterChunk: SHARED_LATER_CHUNK,
-        others: {
-          events: (accountId, after, upTo) => eventReads.read(accountId, { after, upTo, limit: upTo - after }),
-          newestId: (accountId) => eventReads.newestId(accountId),
-        },
-      });
-      bus.follow(model);
-      return model;
-    },
-    writes,
-  );
+  const resourceReads = new ResourceReads(db, eventReads, (load) => {
+    if (oneProcess) return new InMemoryResourceReadModel(load, { externalWrites: externalWrites() });
+    const model = new InMemoryResourceReadModel(load, {
+      laterChunk: SHARED_LATER_CHUNK,
+      others: {
+        events: (accountId, after, upTo) => eventReads.read(accountId, { after, upTo, limit: upTo - after }),
+        newestId: (accountId) => eventReads.newestId(accountId),
+      },
+    });
+    bus.follow(model);
+    return model;
+  });
   const resources = new ResourcesService(db, clock, writes, resourceReads.views);
   const signupLimiter = new RateLimiter(newCounter(), clock, 3_600_000);
   const rateLimiter = new RateLimiter(newCounter(), clock);
@@ -224,16 +190,11 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     return new Set(credentials.filter((credential) => credential.expiresAt > now && live.has(authorizerOf(credential).id)).map((credential) => credential.id));
   });
   metrics?.gauge('devdata_event_streams_open', 'Server-Sent Events streams open in this process', () => streams.size);
-  // Streams close once the revocation committed (a rolled-back one leaves them open).
-  domain.afterCommit('key.revoked', (key) => streams.closeFor(key.id));
   if (notifications) {
     await listenForRevocations(notifications, credentialCache, (ids) => {
       for (const id of ids) streams.closeFor(id);
     });
   }
-  domain.afterCommit('credentials.ended', ({ ids }) => {
-    for (const id of ids) streams.closeFor(id);
-  });
   const schedules = new SchedulesService(db, clock, audit, writes, resources, authority);
   authority.register(schedules);
   const services: Services = {
@@ -255,6 +216,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     liveCredentials,
     authority,
   };
+  // Each area's reactions to the others' changes (areas/index.ts).
+  for (const area of AREAS) area.registerReactions?.({ domain, writes, services, streams });
   const { checkpointer } = storage;
   if (checkpointer) services.system.registerWorker('checkpoints', () => checkpointer.report());
   return {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
-import type { AccountWrites, Outcome, Submit, WriteKind } from '../../account-writes/pipeline.js';
+import type { AccountWrites, CommittedReaction, Outcome, Submit, WriteKind } from '../../account-writes/pipeline.js';
 import { eventDataJson, oldestRetainedCursor, type Event } from './event.js';
 import type { RecentEvents } from './recent.js';
 import { accountsOverRetention, deleteEventsBetween, oldestStoredEventId } from './store.js';
@@ -46,12 +46,6 @@ export class EventsService {
     writes: AccountWrites,
   ) {
     this.publish = writes.kind(customEvents);
-    // After each commit, before the writer hears of it: the events are kept, counted and published.
-    writes.afterCommit<number>({
-      // Taken holding the account's row (and on SQLite the write lock): see RecentEvents.mark.
-      locked: () => this.recent.mark(),
-      committed: ({ accountId, events }, recentMark) => this.committed(accountId, events, recentMark),
-    });
   }
 
   private readonly publish: Submit<Event, Event>;
@@ -60,7 +54,16 @@ export class EventsService {
   /** More accounts were written than `written` holds: the next `pruneWritten` sweeps them all. */
   private writtenOverflow = false;
 
-  private committed(accountId: string, events: readonly Event[], recentMark: number): void {
+  /**
+   * After each commit of an account's write, before the writer hears of it: the events are kept,
+   * counted and published. `recentMark` was taken holding the account's lock (see RecentEvents.mark).
+   */
+  readonly committed: CommittedReaction<number> = {
+    locked: () => this.recent.mark(),
+    committed: ({ accountId, events }, recentMark) => this.keep(accountId, events, recentMark),
+  };
+
+  private keep(accountId: string, events: readonly Event[], recentMark: number): void {
     const newest = events[events.length - 1]!.id;
     if (newest > this.retention) {
       if (this.written.size < WRITTEN_ACCOUNTS_LIMIT || this.written.has(accountId)) this.written.set(accountId, newest);

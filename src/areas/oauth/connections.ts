@@ -17,10 +17,11 @@ export class OAuthConnections {
     private readonly keys: KeysService,
     private readonly audit: AuditService,
     private readonly domain: DomainEvents,
-  ) {
-    // A connection ends with the key that approved it, and an app's grants with the app.
-    domain.inside('key.revoked', async (exec, key) => this.end(exec, await openConnectionsOf(exec, { approvingKeyId: key.id }), 'approving_key_revoked'));
-    domain.inside('app.deleting', async (exec, { app }) => this.endAppGrants(exec, app));
+  ) {}
+
+  /** Ends the connections a revoked key approved. */
+  async endApprovedBy(exec: Executor, keyId: string): Promise<void> {
+    await this.end(exec, await openConnectionsOf(exec, { approvingKeyId: keyId }), 'approving_key_revoked');
   }
 
   async end(exec: Executor, connections: Array<{ id: string; accountId: string }>, reason: string): Promise<void> {
@@ -51,7 +52,7 @@ export class OAuthConnections {
   }
 
   /** Ends an app's connections and tokens (before the app is deleted). */
-  private async endAppGrants(exec: Executor, app: AppRow): Promise<void> {
+  async endAppGrants(exec: Executor, app: AppRow): Promise<void> {
     await this.end(exec, await openConnectionsOf(exec, { appId: app.id }), 'app_deleted');
     await revokeAppTokens(exec, app.id, this.clock.now().toISOString());
     await this.domain.emit(exec, 'credentials.ended', { ids: [app.id], how: 'revoked' });

@@ -5,7 +5,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 import { notFound } from '../../domain-errors.js';
 import type { JsonParts } from '../../platform/json-body.js';
-import type { AccountWrites } from '../../account-writes/pipeline.js';
 import type { EventReads } from '../events/read-side.js';
 import type { LoadResources, ResourceReadModel } from './read-model.js';
 import type { Resource } from './schemas.js';
@@ -19,7 +18,6 @@ export class ResourceReads {
     private readonly db: Kysely<Database>,
     private readonly events: EventReads,
     readModel: (load: LoadResources) => ResourceReadModel,
-    writes: AccountWrites,
   ) {
     this.views = readModel(async (accountId, limit, afterSeq, orderLimit) =>
       afterSeq === undefined
@@ -31,7 +29,6 @@ export class ResourceReads {
           })
         : { newestEventId: 0, records: await resourceRecords(db, accountId, limit, afterSeq) },
     );
-    writes.afterCommit(({ accountId, events: committed }) => this.views.committed(accountId, committed));
   }
 
   /** A Resource as JSON (UTF-8), from the read model or storage, with its version (the ETag). */

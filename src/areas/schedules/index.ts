@@ -1,0 +1,12 @@
+import type { Area } from '../area.js';
+import { scheduleRoutes, schedulesCapability } from './routes.js';
+import { scheduleSchemas } from './schemas.js';
+
+export const schedulesArea: Area = {
+  name: 'schedules',
+  schemas: scheduleSchemas,
+  capability: schedulesCapability,
+  async registerRoutes(app, { services }) {
+    await app.register(scheduleRoutes, { schedules: services.schedules });
+  },
+};
