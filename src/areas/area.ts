@@ -1,7 +1,7 @@
 // What an area of the API is to the rest of the house: one object each area exports from its
 // index.ts, and the list in areas/index.ts that app.ts and context.ts loop over. Adding an area is
 // writing its folder, adding its service to `Services` and its object to the list.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyTypeProvider, RawServerDefault } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
@@ -42,4 +42,14 @@ export interface Area {
   registerRoutes?(app: FastifyInstance, context: RouteContext): Promise<void>;
   /** Registers what it does when other areas change things (docs/architecture.md lists them). */
   registerReactions?(context: ReactionContext): void;
+}
+
+/** `registerRoutes` for routes written as one Fastify plugin, given the options `pick` takes from the context. */
+export function pluginRoutes<Options extends object>(
+  plugin: FastifyPluginAsync<Options, RawServerDefault, FastifyTypeProvider>,
+  pick: (context: RouteContext) => Options,
+): NonNullable<Area['registerRoutes']> {
+  return async (app, context) => {
+    await app.register(plugin, pick(context));
+  };
 }

@@ -1,4 +1,4 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { appRoutes, appsCapability } from './routes.js';
 import { appSchemas } from './schemas.js';
 
@@ -6,7 +6,5 @@ export const appsArea: Area = {
   name: 'apps',
   schemas: appSchemas,
   capability: appsCapability,
-  async registerRoutes(app, { services }) {
-    await app.register(appRoutes, { apps: services.apps });
-  },
+  registerRoutes: pluginRoutes(appRoutes, ({ services }) => ({ apps: services.apps })),
 };

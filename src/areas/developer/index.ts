@@ -1,4 +1,4 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { developerCapability, developerRoutes, developerSchemas, developerSecuritySchemes } from './routes.js';
 
 export const developerArea: Area = {
@@ -6,7 +6,8 @@ export const developerArea: Area = {
   schemas: developerSchemas,
   securitySchemes: developerSecuritySchemes,
   capability: developerCapability,
-  async registerRoutes(app, { config, services }) {
-    await app.register(developerRoutes, { developer: services.developer, sessionTtlSeconds: config.developerSessionTtlSeconds });
-  },
+  registerRoutes: pluginRoutes(developerRoutes, ({ config, services }) => ({
+    developer: services.developer,
+    sessionTtlSeconds: config.developerSessionTtlSeconds,
+  })),
 };

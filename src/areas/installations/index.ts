@@ -1,11 +1,9 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { installationRoutes, installationSchemas, installationsCapability } from './routes.js';
 
 export const installationsArea: Area = {
   name: 'installations',
   schemas: installationSchemas,
   capability: installationsCapability,
-  async registerRoutes(app, { services }) {
-    await app.register(installationRoutes, { installations: services.installations });
-  },
+  registerRoutes: pluginRoutes(installationRoutes, ({ services }) => ({ installations: services.installations })),
 };

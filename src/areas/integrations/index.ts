@@ -1,11 +1,9 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { homeAssistantCapability, integrationRoutes, integrationSchemas } from './routes.js';
 
 export const integrationsArea: Area = {
   name: 'integrations',
   schemas: integrationSchemas,
   capability: homeAssistantCapability,
-  async registerRoutes(app, { services, clock }) {
-    await app.register(integrationRoutes, { resources: services.resourceReads, clock, installationId: () => null });
-  },
+  registerRoutes: pluginRoutes(integrationRoutes, ({ services, clock }) => ({ resources: services.resourceReads, clock, installationId: () => null })),
 };

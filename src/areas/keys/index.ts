@@ -1,4 +1,4 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { keyRoutes, keysCapability } from './routes.js';
 import { keySchemas } from './schemas.js';
 
@@ -6,7 +6,5 @@ export const keysArea: Area = {
   name: 'keys',
   schemas: keySchemas,
   capability: keysCapability,
-  async registerRoutes(app, { services }) {
-    await app.register(keyRoutes, { keys: services.keys });
-  },
+  registerRoutes: pluginRoutes(keyRoutes, ({ services }) => ({ keys: services.keys })),
 };

@@ -1,4 +1,4 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { resourceRoutes, resourcesCapability } from './routes.js';
 import { resourceSchemas } from './schemas.js';
 
@@ -6,9 +6,7 @@ export const resourcesArea: Area = {
   name: 'resources',
   schemas: resourceSchemas,
   capability: resourcesCapability,
-  async registerRoutes(app, { services }) {
-    await app.register(resourceRoutes, { resources: services.resources, reads: services.resourceReads });
-  },
+  registerRoutes: pluginRoutes(resourceRoutes, ({ services }) => ({ resources: services.resources, reads: services.resourceReads })),
   registerReactions({ writes, services }) {
     // The accounts' resources in memory follow every commit, before the writer hears of it.
     writes.afterCommit(({ accountId, events }) => services.resourceReads.views.committed(accountId, events));

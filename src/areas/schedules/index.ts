@@ -1,4 +1,4 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { scheduleRoutes, schedulesCapability } from './routes.js';
 import { scheduleSchemas } from './schemas.js';
 
@@ -6,7 +6,5 @@ export const schedulesArea: Area = {
   name: 'schedules',
   schemas: scheduleSchemas,
   capability: schedulesCapability,
-  async registerRoutes(app, { services }) {
-    await app.register(scheduleRoutes, { schedules: services.schedules });
-  },
+  registerRoutes: pluginRoutes(scheduleRoutes, ({ services }) => ({ schedules: services.schedules })),
 };

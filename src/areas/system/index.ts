@@ -1,10 +1,8 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { systemRoutes, systemSchemas } from './routes.js';
 
 export const systemArea: Area = {
   name: 'system',
   schemas: systemSchemas,
-  async registerRoutes(app, { config, services, capabilities }) {
-    await app.register(systemRoutes, { config, system: services.system, capabilities });
-  },
+  registerRoutes: pluginRoutes(systemRoutes, ({ config, services, capabilities }) => ({ config, system: services.system, capabilities })),
 };

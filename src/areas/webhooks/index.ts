@@ -1,4 +1,4 @@
-import type { Area } from '../area.js';
+import { pluginRoutes, type Area } from '../area.js';
 import { webhookRoutes, webhooksCapability } from './routes.js';
 import { webhookSchemas } from './schemas.js';
 
@@ -6,9 +6,7 @@ export const webhooksArea: Area = {
   name: 'webhooks',
   schemas: webhookSchemas,
   capability: webhooksCapability,
-  async registerRoutes(app, { services }) {
-    await app.register(webhookRoutes, { webhooks: services.webhooks });
-  },
+  registerRoutes: pluginRoutes(webhookRoutes, ({ services }) => ({ webhooks: services.webhooks })),
   registerReactions({ writes, services }) {
     // The outbox: deliveries are written in the same transaction as their events. An account
     // without webhooks (most) has none to write, so its writes may take one statement.
