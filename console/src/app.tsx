@@ -1,9 +1,10 @@
 // The console's frame: who is signed in, the navigation, and the page of the current path.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorNotice, Busy } from './components/feedback';
 import { logOut as endSession, readSession, restoreKey, type ConnectedKey, type DeveloperSession } from './connection';
 import { ConnectionContext, useConnection, type ConnectionState } from './connection-context';
 import { useAction } from './hooks';
+import { NarrowProvider } from './narrow';
 import { Link, PAGES, navigate, useCurrentPage, type PagePath } from './router';
 import { AccountPage } from './pages/account';
 import { ResourcesPage } from './pages/resources';
@@ -33,6 +34,7 @@ export function App() {
   const [session, setSession] = useState<DeveloperSession | undefined>(undefined);
   const [key, setKey] = useState<ConnectedKey | undefined>(undefined);
   const page = useCurrentPage();
+  const content = useRef<HTMLElement>(null);
 
   useEffect(() => {
     (async () => {
@@ -60,42 +62,44 @@ export function App() {
 
   return (
     <ConnectionContext.Provider value={state}>
-      <a class="skip-link" href="#content">
-        Skip to content
-      </a>
-      <header class="topbar">
-        <Link to="" class="brand">
-          devdata <span>console</span>
-        </Link>
-        <AccountBadge />
-      </header>
-      <div class="layout">
-        <nav aria-label="Console pages" class="sidebar">
-          <ul>
-            {PAGES.map((entry) => (
-              <li key={entry.path}>
-                <Link to={entry.path} current={entry.path === page}>
-                  {entry.title}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <main id="content" class="content">
-          {starting ? (
-            <Busy label="Reading your session" />
-          ) : startError ? (
-            <ErrorNotice error={startError} title="The console could not start" />
-          ) : (
-            <>
-              {!key && page !== '' && (
-                <p class="notice notice-info">Connect an API key on this page to open {PAGES.find((entry) => entry.path === page)?.title}.</p>
-              )}
-              <Current key={page} />
-            </>
-          )}
-        </main>
-      </div>
+      <NarrowProvider measured={content}>
+        <a class="skip-link" href="#content">
+          Skip to content
+        </a>
+        <header class="topbar">
+          <Link to="" class="brand">
+            devdata <span>console</span>
+          </Link>
+          <AccountBadge />
+        </header>
+        <div class="layout">
+          <nav aria-label="Console pages" class="sidebar">
+            <ul>
+              {PAGES.map((entry) => (
+                <li key={entry.path}>
+                  <Link to={entry.path} current={entry.path === page}>
+                    {entry.title}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <main id="content" class="content" ref={content}>
+            {starting ? (
+              <Busy label="Reading your session" />
+            ) : startError ? (
+              <ErrorNotice error={startError} title="The console could not start" />
+            ) : (
+              <>
+                {!key && page !== '' && (
+                  <p class="notice notice-info">Connect an API key on this page to open {PAGES.find((entry) => entry.path === page)?.title}.</p>
+                )}
+                <Current key={page} />
+              </>
+            )}
+          </main>
+        </div>
+      </NarrowProvider>
     </ConnectionContext.Provider>
   );
 }

@@ -86,3 +86,50 @@ export async function goTo(page: Page, linkName: string, heading = linkName): Pr
   await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: linkName, exact: true }).click();
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
 }
+
+/**
+ * What makes the page wider than its window, or hides part of it behind a sideways scroll: the
+ * document wider than the viewport, any element that scrolls sideways (overflow-x auto or scroll
+ * with more to scroll), and any control or table cell reaching past the viewport's edges. Empty
+ * when a reader sees every row's name, value and buttons without scrolling sideways.
+ */
+export function sidewaysProblems(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const problems = [];
+    const width = document.documentElement.clientWidth;
+    const name = (element) => element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') + (element.className && typeof element.className === 'string' ? '.' + element.className.trim().split(/\\s+/).join('.') : '') + ' "' + (element.textContent || '').trim().slice(0, 40) + '"';
+    if (document.documentElement.scrollWidth > width) problems.push('the document is ' + document.documentElement.scrollWidth + ' px wide in a ' + width + ' px window');
+    for (const element of document.querySelectorAll('body *')) {
+      const style = getComputedStyle(element);
+      if ((style.overflowX === 'auto' || style.overflowX === 'scroll') && element.scrollWidth > element.clientWidth + 1)
+        problems.push(name(element) + ' scrolls sideways (' + element.scrollWidth + ' px in ' + element.clientWidth + ')');
+    }
+    for (const element of document.querySelectorAll('button, a, input, select, textarea, td, th, .row-card, .row-card-value, .pill')) {
+      const box = element.getBoundingClientRect();
+      // Not laid out (closed details, a hidden dialog) or visually hidden text.
+      if (box.width <= 1 || box.height <= 1) continue;
+      if (box.left < -0.5 || box.right > width + 0.5) problems.push(name(element) + ' reaches ' + Math.round(box.left) + '..' + Math.round(box.right) + ' in a ' + width + ' px window');
+    }
+    return problems;
+  })()`);
+}
+
+/** Whether the element lies wholly inside the viewport's width and is visible. */
+export async function inViewWidth(page: Page, selector: string): Promise<boolean> {
+  const element = page.locator(selector).first();
+  if (!(await element.isVisible())) return false;
+  const box = await element.boundingBox();
+  const width = page.viewportSize()?.width ?? 0;
+  return box !== null && box.x >= 0 && box.x + box.width <= width;
+}
+
+/** The labels of checkbox lists (scope pickers, event types) that reach under or left of their box instead of beside it. */
+export function labelsUnderTheirBoxes(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`[...document.querySelectorAll('.scope-picker li, .choices li')].flatMap((item) => {
+    const box = item.querySelector('input').getBoundingClientRect();
+    const label = item.querySelector('label');
+    // Every line of the label: a wrapped one starts at the label's left edge too.
+    const lines = [...label.getClientRects()];
+    return lines.some((line) => line.left < box.right) ? [label.textContent.trim()] : [];
+  })`);
+}

@@ -9,18 +9,28 @@ import { useTestApp } from '../support/app.js';
 import { describeInBrowser, launchBrowser } from '../support/browser.js';
 import { until } from '../support/wait.js';
 import { Receiver } from '../webhooks/support.js';
-import { goTo, loaded, openConsole, seriousAccessibilityViolations, type ConsolePage } from './console-browser.js';
+import {
+  goTo,
+  inViewWidth,
+  labelsUnderTheirBoxes,
+  loaded,
+  openConsole,
+  seriousAccessibilityViolations,
+  sidewaysProblems,
+  type ConsolePage,
+} from './console-browser.js';
 
-const PAGES: Array<[link: string, heading: string]> = [
-  ['Account', 'Account'],
-  ['Resources', 'Resources'],
-  ['Events', 'Events'],
-  ['Keys', 'API keys'],
-  ['Webhooks', 'Webhooks'],
-  ['Apps', 'Apps'],
-  ['Schedules', 'Schedules'],
-  ['Usage', 'Usage'],
-  ['Audit log', 'Audit log'],
+/** Every page, with its main value and main action in the first row or card (the list is not empty by then). */
+const PAGES: Array<{ link: string; heading: string; main: string; action?: string }> = [
+  { link: 'Account', heading: 'Account', main: '[data-scope] .pill' },
+  { link: 'Resources', heading: 'Resources', main: '[data-resource-id] .state', action: '[data-resource-id] button:has-text("Edit")' },
+  { link: 'Events', heading: 'Events', main: '[data-event-id] code' },
+  { link: 'Keys', heading: 'API keys', main: '[data-key-id]', action: '[data-key-id] button:has-text("Revoke")' },
+  { link: 'Webhooks', heading: 'Webhooks', main: '[data-webhook-id] .pill', action: '[data-webhook-id] button:has-text("Delete")' },
+  { link: 'Apps', heading: 'Apps', main: '[data-app-id] h2', action: '[data-app-id] button:has-text("Delete")' },
+  { link: 'Schedules', heading: 'Schedules', main: '[data-schedule-id] .pill', action: '[data-schedule-id] button:has-text("Run now")' },
+  { link: 'Usage', heading: 'Usage', main: '[data-day] .requests' },
+  { link: 'Audit log', heading: 'Audit log', main: '[data-audit-id] code' },
 ];
 
 describeInBrowser('the developer console in Chromium', () => {
@@ -186,7 +196,16 @@ describeInBrowser('the developer console in Chromium', () => {
     await goTo(page, 'Keys', 'API keys');
     await page.getByRole('button', { name: 'New key' }).click();
     await page.getByLabel('Name').fill('ci');
+    // A key with no scope is refused before anything is sent.
+    const keysBefore = (await api('GET', '/api/v1/keys')).json.data.length;
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const scopes = page.getByRole('group', { name: 'Scopes' });
+    expect(await scopes.getAttribute('aria-describedby')).toBe('key-scope-problem');
+    await page.getByText('Choose at least one scope').waitFor();
+    expect((await api('GET', '/api/v1/keys')).json.data.length).toBe(keysBefore);
     await page.getByRole('checkbox', { name: /resources:read/ }).check();
+    expect(await page.getByText('Choose at least one scope').count()).toBe(0);
+    expect(await labelsUnderTheirBoxes(page)).toEqual([]);
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = await page.getByRole('textbox', { name: 'Your new API key' }).inputValue();
     expect(secret).toMatch(/^ddk_/);
@@ -231,7 +250,7 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.getByRole('button', { name: 'Show deliveries of Local receiver' }).click();
     const logged = page.locator('.delivery-log tr', { hasText: 'resource.created' });
     await logged.locator('.pill', { hasText: 'succeeded' }).waitFor();
-    expect(await logged.locator('td').nth(3).textContent()).toBe('200');
+    expect(await logged.locator('td.response').textContent()).toBe('200');
     await page.getByRole('button', { name: `Retry delivery of event ${event.id}` }).click();
     await until(() => receiver.on('/console-hook').length > 1, 'the retried delivery');
 
@@ -313,15 +332,15 @@ describeInBrowser('the developer console in Chromium', () => {
     await expectAccessible('usage');
 
     await goTo(page, 'Audit log');
-    await page.locator('td code', { hasText: 'webhook.created' }).waitFor();
+    await page.locator('[data-audit-id] code', { hasText: 'webhook.created' }).waitFor();
     await page.getByLabel('Type').selectOption('key.*');
     await page.getByRole('button', { name: 'Apply filter' }).click();
     await page.getByText('Audit records of type key.*, oldest first').waitFor();
-    await page.locator('td code', { hasText: 'key.revoked' }).waitFor();
+    await page.locator('[data-audit-id] code', { hasText: 'key.revoked' }).waitFor();
     // Read until the table holds the filtered rows: a CI run once read it between two renders
     // (none), another while the unfiltered rows, key.revoked among them, were still shown.
     await vi.waitFor(async () => {
-      const shown = await page.locator('tbody td code').allTextContents();
+      const shown = await page.locator('[data-audit-id] code').allTextContents();
       expect(shown.length).toBeGreaterThan(0);
       expect(shown.every((type) => type.startsWith('key.'))).toBe(true);
     });
@@ -352,25 +371,38 @@ describeInBrowser('the developer console in Chromium', () => {
     expect((await api('GET', `/api/v1/schedules/${created.json.id}`)).json).toMatchObject({ enabled: true, disabledReason: null });
   });
 
-  it('is readable at 375 px: every page without serious accessibility problems or sideways scrolling', async () => {
-    const narrow = await openConsole(browser, base, { width: 375, height: 812 });
-    try {
-      // The same browser profile's cookie; the key is per tab, so this tab connects it too.
-      await narrow.context.addCookies(await wide.context.cookies());
-      await narrow.page.reload();
-      await narrow.page.getByRole('textbox', { name: 'API key' }).fill(key);
-      await narrow.page.getByRole('button', { name: 'Connect key' }).click();
-      await narrow.page.getByRole('heading', { name: 'Connected key' }).waitFor();
-      for (const [link, heading] of PAGES) {
-        await goTo(narrow.page, link, heading);
-        await loaded(narrow.page);
-        await expectAccessible(`${heading} at 375 px`, narrow.page);
-        const width = await narrow.page.evaluate<number>('document.documentElement.scrollWidth');
-        expect(width, `${heading} at 375 px`).toBeLessThanOrEqual(375);
+  it('shows every page at 1440 and 375 px without sideways scrolling, each main value and action in view, and no serious accessibility problem', async () => {
+    for (const width of [1440, 375]) {
+      const viewer = await openConsole(browser, base, { width, height: 812 });
+      try {
+        // The same browser profile's cookie; the key is per tab, so this tab connects it too.
+        await viewer.context.addCookies(await wide.context.cookies());
+        await viewer.page.reload();
+        await viewer.page.getByRole('textbox', { name: 'API key' }).fill(key);
+        await viewer.page.getByRole('button', { name: 'Connect key' }).click();
+        await viewer.page.getByRole('heading', { name: 'Connected key' }).waitFor();
+        for (const { link, heading, main, action } of PAGES) {
+          const where = `${heading} at ${width} px`;
+          await goTo(viewer.page, link, heading);
+          await loaded(viewer.page);
+          await viewer.page.locator(main).first().waitFor();
+          expect(await inViewWidth(viewer.page, main), `${where}: the main value ${main}`).toBe(true);
+          if (action) expect(await inViewWidth(viewer.page, action), `${where}: the action ${action}`).toBe(true);
+          expect(await sidewaysProblems(viewer.page), where).toEqual([]);
+          await expectAccessible(where, viewer.page);
+        }
+        // The scope picker: each label beside its box, however long.
+        await goTo(viewer.page, 'Keys', 'API keys');
+        await viewer.page.getByRole('button', { name: 'New key' }).click();
+        await viewer.page.getByRole('group', { name: 'Scopes' }).waitFor();
+        expect(await labelsUnderTheirBoxes(viewer.page), `the scope picker at ${width} px`).toEqual([]);
+        expect(await sidewaysProblems(viewer.page), `the new key form at ${width} px`).toEqual([]);
+        // Cards where the content is narrow, tables where it is wide.
+        expect((await viewer.page.locator('.row-card').count()) > 0).toBe(width === 375);
+        expect(viewer.problems).toEqual([]);
+      } finally {
+        await viewer.context.close();
       }
-      expect(narrow.problems).toEqual([]);
-    } finally {
-      await narrow.context.close();
     }
   });
 

@@ -1,15 +1,32 @@
 // Times and JSON as the console shows them.
+import { useNarrow } from '../narrow';
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const weekdayTime = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+const dayMonth = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+const dayMonthYear = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
+const DAY_MS = 86_400_000;
 
 export function formatTime(iso: string): string {
   return dateTime.format(new Date(iso));
 }
 
+/** A time in a few characters: `14:03` today, `Tue 14:03` within six days either way, `12 Mar` this year, `12 Mar 2024` otherwise. */
+export function formatShortTime(iso: string, now = new Date()): string {
+  const date = new Date(iso);
+  if (date.toDateString() === now.toDateString()) return timeOfDay.format(date);
+  if (Math.abs(date.getTime() - now.getTime()) < 6 * DAY_MS) return weekdayTime.format(date);
+  return (date.getFullYear() === now.getFullYear() ? dayMonth : dayMonthYear).format(date);
+}
+
+/** A time, short where the content is narrow; the exact instant (ISO 8601) is its `datetime` and `title`. */
 export function Time({ value, empty = '—' }: { value: string | null | undefined; empty?: string }) {
+  const narrow = useNarrow();
   if (!value) return <span class="muted">{empty}</span>;
   return (
     <time dateTime={value} title={value}>
-      {formatTime(value)}
+      {narrow ? formatShortTime(value) : formatTime(value)}
     </time>
   );
 }

@@ -8,12 +8,15 @@ export function ScopePicker({
   chosen,
   onChange,
   idPrefix,
+  problem,
 }: {
   legend: string;
   offered: readonly Scope[];
   chosen: Set<Scope>;
   onChange: (chosen: Set<Scope>) => void;
   idPrefix: string;
+  /** Why the choice cannot be sent as it is (shown under the boxes). */
+  problem?: string;
 }) {
   const { key } = useConnection();
   const held = new Set(key?.credential.credential.scopes ?? []);
@@ -24,7 +27,7 @@ export function ScopePicker({
     onChange(next);
   };
   return (
-    <fieldset class="field scope-picker">
+    <fieldset class="field scope-picker" aria-describedby={problem ? `${idPrefix}-problem` : undefined}>
       <legend>{legend}</legend>
       <ul>
         {offered.map((scope) => {
@@ -52,6 +55,11 @@ export function ScopePicker({
           );
         })}
       </ul>
+      {problem && (
+        <p class="field-problem" id={`${idPrefix}-problem`}>
+          {problem}
+        </p>
+      )}
     </fieldset>
   );
 }

@@ -1,6 +1,7 @@
 // Sign up, the account, what to do next (ask the operator for the first key), connect a key and
 // see what its scopes allow.
 import { useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { FormActions } from '../components/forms';
 import { ErrorNotice, Notice } from '../components/feedback';
 import { Time } from '../components/format';
@@ -183,29 +184,22 @@ function ConnectedKeySection() {
           <Time value={key.credential.credential.expiresAt} />
         </dd>
       </dl>
-      <div class="table-wrap" tabIndex={0}>
-        <table>
-          <caption>What the connected key's scopes allow</caption>
-          <thead>
-            <tr>
-              <th scope="col">Scope</th>
-              <th scope="col">Allows</th>
-              <th scope="col">This key</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ALL_SCOPES.map((scope) => (
-              <tr key={scope}>
-                <td>
-                  <code>{scope}</code>
-                </td>
-                <td>{SCOPES[scope]}</td>
-                <td>{held.has(scope) ? <span class="pill pill-ok">granted</span> : <span class="pill pill-off">not granted</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataList
+        caption="What the connected key's scopes allow"
+        rows={ALL_SCOPES}
+        rowKey={(scope) => scope}
+        rowAttributes={(scope) => ({ 'data-scope': scope })}
+        empty="No scopes."
+        columns={[
+          { label: 'Scope', role: 'name', cell: (scope) => <code>{scope}</code> },
+          { label: 'Allows', cell: (scope) => SCOPES[scope] },
+          {
+            label: 'This key',
+            role: 'value',
+            cell: (scope) => (held.has(scope) ? <span class="pill pill-ok">granted</span> : <span class="pill pill-off">not granted</span>),
+          },
+        ]}
+      />
       {held.size < ALL_SCOPES.length && (
         <Notice kind="warning">
           <p>Actions that need a scope this key lacks are disabled, with the reason beside them.</p>

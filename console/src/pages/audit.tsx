@@ -2,6 +2,7 @@
 // filtered by type.
 import type { AuditRecord } from '@devdata/client';
 import { useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { JsonBlock, Time } from '../components/format';
 import { Page } from '../components/page';
@@ -89,48 +90,28 @@ function AuditView() {
       <ErrorNotice error={capabilities.error} title="The audit types could not be read" />
       {page.data && (
         <>
-          <div class="table-wrap" tabIndex={0}>
-            <table>
-              <caption>Audit records{type ? ` of type ${type}` : ''}, oldest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.data.length === 0 && (
-                  <tr>
-                    <td colSpan={5} class="empty">
-                      No records{type ? ' of this type' : ''}
-                      {after > 0 ? ' after the previous page' : ''}.
-                    </td>
-                  </tr>
-                )}
-                {page.data.data.map((record) => (
-                  <tr key={record.id}>
-                    <td>
-                      <Time value={record.createdAt} />
-                    </td>
-                    <td>
-                      <code>{record.type}</code>
-                    </td>
-                    <td>{describeActor(record.actor)}</td>
-                    <td>{record.target ? `${String(record.target.type)} ${String(record.target.id)}` : '—'}</td>
-                    <td>
-                      <details>
-                        <summary>Data</summary>
-                        <JsonBlock value={record.data} label={`Data of audit record ${record.id}`} />
-                      </details>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataList
+            caption={`Audit records${type ? ` of type ${type}` : ''}, oldest first`}
+            rows={page.data.data}
+            rowKey={(record) => record.id}
+            rowAttributes={(record) => ({ 'data-audit-id': record.id })}
+            empty={`No records${type ? ' of this type' : ''}${after > 0 ? ' after the previous page' : ''}.`}
+            columns={[
+              { label: 'Time', cell: (record) => <Time value={record.createdAt} /> },
+              { label: 'Type', role: 'name', cell: (record) => <code>{record.type}</code> },
+              { label: 'Actor', cell: (record) => describeActor(record.actor) },
+              { label: 'Target', cell: (record) => (record.target ? `${String(record.target.type)} ${String(record.target.id)}` : '—') },
+              {
+                label: 'Details',
+                cell: (record) => (
+                  <details>
+                    <summary>Data</summary>
+                    <JsonBlock value={record.data} label={`Data of audit record ${record.id}`} />
+                  </details>
+                ),
+              },
+            ]}
+          />
           <nav class="pager" aria-label="Pages">
             <button type="button" class="secondary" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
               Previous page

@@ -2,6 +2,7 @@
 // history has expired, and publishing a custom event.
 import { DevdataError, type DevdataEvent } from '@devdata/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { formatState, JsonBlock, Time } from '../components/format';
@@ -204,45 +205,28 @@ function EventTail() {
       )}
       <ErrorNotice error={history.error} title="History could not be read" />
       {history.busy && <Busy label="Reading history" />}
-      <div class="table-wrap" tabIndex={0}>
-        <table class="events">
-          <caption>Events, newest first{type ? ` (type ${type})` : ''}</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Type</th>
-              <th scope="col">Time</th>
-              <th scope="col">Summary</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.length === 0 && !history.busy && (
-              <tr>
-                <td colSpan={4} class="empty">
-                  No events yet{type ? ' of this type' : ''}. New ones appear here as they happen.
-                </td>
-              </tr>
-            )}
-            {events.map((event) => (
-              <tr key={event.id} data-event-id={event.id}>
-                <td>{event.id}</td>
-                <td>
-                  <code>{event.type}</code>
-                </td>
-                <td>
-                  <Time value={event.createdAt} />
-                </td>
-                <td>
-                  <details>
-                    <summary>{summarizeEvent(event)}</summary>
-                    <JsonBlock value={event} label={`Event ${event.id} as JSON`} />
-                  </details>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataList
+        class="events"
+        caption={`Events, newest first${type ? ` (type ${type})` : ''}`}
+        rows={events}
+        rowKey={(event) => event.id}
+        rowAttributes={(event) => ({ 'data-event-id': String(event.id) })}
+        empty={history.busy ? null : `No events yet${type ? ' of this type' : ''}. New ones appear here as they happen.`}
+        columns={[
+          { label: '#', cell: (event) => event.id },
+          { label: 'Type', role: 'name', cell: (event) => <code>{event.type}</code> },
+          { label: 'Time', role: 'value', cell: (event) => <Time value={event.createdAt} /> },
+          {
+            label: 'Summary',
+            cell: (event) => (
+              <details>
+                <summary>{summarizeEvent(event)}</summary>
+                <JsonBlock value={event} label={`Event ${event.id} as JSON`} />
+              </details>
+            ),
+          },
+        ]}
+      />
       <div class="pager">
         <button
           type="button"

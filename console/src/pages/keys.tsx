@@ -2,6 +2,7 @@
 // key's, the secret shown once); revoke, with a warning when it is the key in use.
 import type { ApiKey } from '@devdata/client';
 import { useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
@@ -45,59 +46,53 @@ function KeysView() {
       {keys.loading && <Busy label="Loading keys" />}
       <ErrorNotice error={keys.error} title="The keys could not be read" />
       {keys.data && (
-        <div class="table-wrap" tabIndex={0}>
-          <table>
-            <caption>Active keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.data.map((key) => (
-                <tr key={key.id} data-key-id={key.id}>
-                  <th scope="row">
-                    {key.name}
-                    {key.id === connectedId && <span class="pill pill-ok">this console</span>}
-                    <div class="muted small">
-                      <code>{key.id}</code>
-                    </div>
-                  </th>
-                  <td>
-                    {key.scopes.length === 0 ? (
-                      <span class="muted">none</span>
-                    ) : (
-                      key.scopes.map((scope) => (
-                        <span key={scope} class="tag">
-                          {scope}
-                        </span>
-                      ))
-                    )}
-                  </td>
-                  <td>
-                    <Time value={key.createdAt} />
-                  </td>
-                  <td>
-                    <Time value={key.expiresAt} />
-                  </td>
-                  <td>
-                    <Time value={key.lastUsedAt} empty="never" />
-                  </td>
-                  <td class="row-actions">
-                    <button type="button" class="danger-outline" onClick={() => setRevoking(key)}>
-                      Revoke<span class="visually-hidden"> {key.name}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataList
+          caption="Active keys"
+          rows={keys.data.data}
+          rowKey={(key) => key.id}
+          rowAttributes={(key) => ({ 'data-key-id': key.id })}
+          empty="No active keys."
+          columns={[
+            {
+              label: 'Name',
+              role: 'name',
+              cell: (key) => (
+                <>
+                  {key.name}
+                  {key.id === connectedId && <span class="pill pill-ok">this console</span>}
+                  <div class="muted small">
+                    <code>{key.id}</code>
+                  </div>
+                </>
+              ),
+            },
+            {
+              label: 'Scopes',
+              cell: (key) =>
+                key.scopes.length === 0 ? (
+                  <span class="muted">none</span>
+                ) : (
+                  key.scopes.map((scope) => (
+                    <span key={scope} class="tag">
+                      {scope}
+                    </span>
+                  ))
+                ),
+            },
+            { label: 'Created', cell: (key) => <Time value={key.createdAt} /> },
+            { label: 'Expires', cell: (key) => <Time value={key.expiresAt} /> },
+            { label: 'Last used', cell: (key) => <Time value={key.lastUsedAt} empty="never" /> },
+            {
+              label: 'Actions',
+              role: 'actions',
+              cell: (key) => (
+                <button type="button" class="danger-outline" onClick={() => setRevoking(key)}>
+                  Revoke<span class="visually-hidden"> {key.name}</span>
+                </button>
+              ),
+            },
+          ]}
+        />
       )}
       {revoking && (
         <RevokeKey
@@ -113,6 +108,8 @@ function KeysView() {
   );
 }
 
+const NO_SCOPE_PROBLEM = 'Choose at least one scope: a key without scopes can only read whose key it is (GET /api/v1/auth/me).';
+
 function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () => void }) {
   const client = useClient();
   const { key } = useConnection();
@@ -120,9 +117,13 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
   const [days, setDays] = useState(90);
   const [scopes, setScopes] = useState<Set<Scope>>(new Set());
   const [secret, setSecret] = useState<string | undefined>(undefined);
+  const [noScope, setNoScope] = useState(false);
   const action = useAction();
   const submit = async (event: Event) => {
     event.preventDefault();
+    // A key without scopes can only say whose it is (GET /api/v1/auth/me): almost always a slip.
+    setNoScope(scopes.size === 0);
+    if (scopes.size === 0) return;
     const created = await action.run(() => client.createApiKey({ body: { name, scopes: [...scopes], expiresInDays: days } }));
     if (created) {
       setSecret(created.key);
@@ -156,7 +157,17 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
             1-365; never later than the connected key itself{keyExpiry ? ` (${new Date(keyExpiry).toLocaleDateString()})` : ''}.
           </span>
         </div>
-        <ScopePicker legend="Scopes" offered={ALL_SCOPES} chosen={scopes} onChange={setScopes} idPrefix="key-scope" />
+        <ScopePicker
+          legend="Scopes"
+          offered={ALL_SCOPES}
+          chosen={scopes}
+          onChange={(chosen) => {
+            setScopes(chosen);
+            if (chosen.size > 0) setNoScope(false);
+          }}
+          idPrefix="key-scope"
+          problem={noScope ? NO_SCOPE_PROBLEM : undefined}
+        />
         <ErrorNotice error={action.error} title="The key was not created" />
         <FormActions busy={action.busy} label="Create key" busyLabel="Creating…" onCancel={onDone} needs={['keys:manage']} />
       </form>

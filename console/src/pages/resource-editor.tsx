@@ -1,6 +1,7 @@
 // The resource editor: saves with If-Match, and on a 412 shows the stored version beside the user's (reload it or save over it).
 import { ifMatch, type Resource } from '@devdata/client';
 import { useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { ErrorNotice, Notice } from '../components/feedback';
 import { formatState } from '../components/format';
 import { Section } from '../components/page';
@@ -144,31 +145,18 @@ function ConflictView({
       <h3>Changed elsewhere: version {stored.version} is stored now</h3>
       <p>Your change was not saved (412 precondition failed). Compare the two and choose.</p>
       <ErrorNotice error={error} title="Conflict" />
-      <div class="table-wrap" tabIndex={0}>
-        <table>
-          <caption>Your version and the stored version</caption>
-          <thead>
-            <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Your version</th>
-              <th scope="col">Stored (version {stored.version})</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(([field, yours, current]) => (
-              <tr key={field} class={yours !== current ? 'differs' : undefined}>
-                <th scope="row">{field}</th>
-                <td>
-                  <pre class="cell">{yours}</pre>
-                </td>
-                <td>
-                  <pre class="cell">{current}</pre>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataList
+        caption="Your version and the stored version"
+        rows={rows}
+        rowKey={([field]) => field}
+        rowAttributes={([, yours, current]) => (yours !== current ? { class: 'differs' } : {})}
+        empty="Nothing to compare."
+        columns={[
+          { label: 'Field', role: 'name', cell: ([field]) => field },
+          { label: 'Your version', cell: ([, yours]) => <pre class="cell">{yours}</pre> },
+          { label: `Stored (version ${stored.version})`, cell: ([, , current]) => <pre class="cell">{current}</pre> },
+        ]}
+      />
       <div class="actions">
         <button type="button" onClick={onReload}>
           Reload the stored version

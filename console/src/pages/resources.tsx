@@ -1,6 +1,7 @@
 // Resources page: the table with type and tag filters and paging, kept current by the live stream, and delete (asked first); it opens the create form and the editor.
 import { RESOURCE_TYPES, type DevdataEvent, type Resource, type ResourceType } from '@devdata/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { formatState, Time } from '../components/format';
@@ -202,62 +203,58 @@ function ResourcesView() {
       <ErrorNotice error={list.error} title="The resources could not be read" />
       {page && (
         <>
-          <div class="table-wrap" tabIndex={0}>
-            <table class="resources">
-              <caption>Resources {page.total === 0 ? '' : `${offset + 1}–${offset + page.data.length} of ${page.total}`}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Updated</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.length === 0 && (
-                  <tr>
-                    <td colSpan={7} class="empty">
-                      No resources{filters.type || filters.tags.length ? ' match these filters' : ' yet'}.
-                    </td>
-                  </tr>
-                )}
-                {page.data.map((resource) => (
-                  <tr key={resource.id} class={flashing.has(resource.id) ? 'flash' : undefined} data-resource-id={resource.id}>
-                    <th scope="row">
-                      {resource.name}
-                      <div class="muted small">
-                        <code>{resource.id}</code>
-                      </div>
-                    </th>
-                    <td>{resource.type}</td>
-                    <td class="state">{formatState(resource.state)}</td>
-                    <td>
-                      {resource.tags.map((tag) => (
-                        <span key={tag} class="tag">
-                          {tag}
-                        </span>
-                      ))}
-                    </td>
-                    <td>{resource.version}</td>
-                    <td>
-                      <Time value={resource.updatedAt} />
-                    </td>
-                    <td class="row-actions">
-                      <GuardedButton needs={['resources:write']} type="button" class="secondary" onClick={() => setEditing(resource)}>
-                        Edit<span class="visually-hidden"> {resource.name}</span>
-                      </GuardedButton>
-                      <GuardedButton needs={['resources:write']} type="button" class="danger-outline" onClick={() => setDeleting(resource)}>
-                        Delete<span class="visually-hidden"> {resource.name}</span>
-                      </GuardedButton>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataList
+            class="resources"
+            caption={`Resources ${page.total === 0 ? '' : `${offset + 1}–${offset + page.data.length} of ${page.total}`}`}
+            rows={page.data}
+            rowKey={(resource) => resource.id}
+            rowAttributes={(resource) => ({
+              'data-resource-id': resource.id,
+              ...(flashing.has(resource.id) ? { class: 'flash' } : {}),
+            })}
+            empty={`No resources${filters.type || filters.tags.length ? ' match these filters' : ' yet'}.`}
+            columns={[
+              {
+                label: 'Name',
+                role: 'name',
+                cell: (resource) => (
+                  <>
+                    {resource.name}
+                    <div class="muted small">
+                      <code>{resource.id}</code>
+                    </div>
+                  </>
+                ),
+              },
+              { label: 'Type', cell: (resource) => resource.type },
+              { label: 'State', role: 'value', class: 'state', cell: (resource) => formatState(resource.state) },
+              {
+                label: 'Tags',
+                cell: (resource) =>
+                  resource.tags.map((tag) => (
+                    <span key={tag} class="tag">
+                      {tag}
+                    </span>
+                  )),
+              },
+              { label: 'Version', cell: (resource) => resource.version },
+              { label: 'Updated', cell: (resource) => <Time value={resource.updatedAt} /> },
+              {
+                label: 'Actions',
+                role: 'actions',
+                cell: (resource) => (
+                  <>
+                    <GuardedButton needs={['resources:write']} type="button" class="secondary" onClick={() => setEditing(resource)}>
+                      Edit<span class="visually-hidden"> {resource.name}</span>
+                    </GuardedButton>
+                    <GuardedButton needs={['resources:write']} type="button" class="danger-outline" onClick={() => setDeleting(resource)}>
+                      Delete<span class="visually-hidden"> {resource.name}</span>
+                    </GuardedButton>
+                  </>
+                ),
+              },
+            ]}
+          />
           <Pager
             offset={offset}
             count={page.data.length}

@@ -1,6 +1,7 @@
 // Recent outcomes of every schedule: the schedule.executed events among the newest, then followed live.
 import type { DevdataEvent } from '@devdata/client';
 import { useEffect, useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { Time } from '../components/format';
 import { Section } from '../components/page';
@@ -52,47 +53,28 @@ export function RecentOutcomes() {
         <>
           {history.busy && <Busy label="Reading recent runs" />}
           <ErrorNotice error={history.error} title="Recent runs could not be read" />
-          <div class="table-wrap" tabIndex={0}>
-            <table>
-              <caption>Runs of every schedule, newest first (live)</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Schedule</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Scheduled for</th>
-                  <th scope="col">Ran at</th>
-                  <th scope="col">Event</th>
-                </tr>
-              </thead>
-              <tbody>
-                {outcomes.length === 0 && (
-                  <tr>
-                    <td colSpan={5} class="empty">
-                      No runs among the latest events.
-                    </td>
-                  </tr>
-                )}
-                {outcomes.map((event) =>
-                  event.type === 'schedule.executed' ? (
-                    <tr key={event.id}>
-                      <td>{event.data.schedule.name}</td>
-                      <td>
-                        <span class={event.data.outcome === 'succeeded' ? 'pill pill-ok' : 'pill pill-bad'}>{event.data.outcome}</span>
-                        {event.data.error && <div class="small">{event.data.error}</div>}
-                      </td>
-                      <td>
-                        <Time value={event.data.scheduledFor} />
-                      </td>
-                      <td>
-                        <Time value={event.data.executedAt} />
-                      </td>
-                      <td>#{event.id}</td>
-                    </tr>
-                  ) : null,
-                )}
-              </tbody>
-            </table>
-          </div>
+          <DataList
+            caption="Runs of every schedule, newest first (live)"
+            rows={outcomes.flatMap((event) => (event.type === 'schedule.executed' ? [event] : []))}
+            rowKey={(event) => event.id}
+            empty="No runs among the latest events."
+            columns={[
+              { label: 'Schedule', role: 'name', cell: (event) => event.data.schedule.name },
+              {
+                label: 'Outcome',
+                role: 'value',
+                cell: (event) => (
+                  <>
+                    <span class={event.data.outcome === 'succeeded' ? 'pill pill-ok' : 'pill pill-bad'}>{event.data.outcome}</span>
+                    {event.data.error && <div class="small">{event.data.error}</div>}
+                  </>
+                ),
+              },
+              { label: 'Scheduled for', cell: (event) => <Time value={event.data.scheduledFor} /> },
+              { label: 'Ran at', cell: (event) => <Time value={event.data.executedAt} /> },
+              { label: 'Event', cell: (event) => `#${event.id}` },
+            ]}
+          />
         </>
       )}
     </Section>

@@ -1,5 +1,6 @@
 // Usage per day (requests, errors, events, webhook deliveries) as a chart and a table.
 import { useMemo, useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { Page, Section } from '../components/page';
 
@@ -75,31 +76,21 @@ function UsageView() {
               <dt>Webhook deliveries</dt>
               <dd>{usage.data.totals.webhookDeliveries}</dd>
             </dl>
-            <div class="table-wrap" tabIndex={0}>
-              <table class="numbers">
-                <caption>Usage per UTC day, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Day</th>
-                    <th scope="col">Requests</th>
-                    <th scope="col">Errors</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Webhook deliveries</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...usage.data.data].reverse().map((day) => (
-                    <tr key={day.date}>
-                      <th scope="row">{day.date}</th>
-                      <td>{day.requests}</td>
-                      <td>{day.errors}</td>
-                      <td>{day.eventsCreated}</td>
-                      <td>{day.webhookDeliveries}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataList
+              class="numbers"
+              caption="Usage per UTC day, newest first"
+              rows={[...usage.data.data].reverse()}
+              rowKey={(day) => day.date}
+              rowAttributes={(day) => ({ 'data-day': day.date })}
+              empty="No days."
+              columns={[
+                { label: 'Day', role: 'name', cell: (day) => day.date },
+                { label: 'Requests', role: 'value', class: 'requests', cell: (day) => day.requests },
+                { label: 'Errors', cell: (day) => day.errors },
+                { label: 'Events', cell: (day) => day.eventsCreated },
+                { label: 'Webhook deliveries', cell: (day) => day.webhookDeliveries },
+              ]}
+            />
           </Section>
         </>
       )}

@@ -2,6 +2,7 @@
 // with retries, and how a receiver verifies a delivery.
 import type { Webhook, WebhookDelivery } from '@devdata/client';
 import { useState } from 'preact/hooks';
+import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice } from '../components/feedback';
@@ -299,77 +300,70 @@ function DeliveryLog({ webhookId }: { webhookId: string }) {
       <ErrorNotice error={deliveries.error} title="The deliveries could not be read" />
       <ErrorNotice error={retry.error} title="The delivery was not retried" />
       {deliveries.data && (
-        <div class="table-wrap" tabIndex={0}>
-          <table>
-            <caption>Pending and the latest completed deliveries, newest first (refreshed every {LOG_REFRESH_MS / 1000} s)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Response</th>
-                <th scope="col">Created</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={7} class="empty">
-                    No deliveries yet: they appear when a matching event happens.
-                  </td>
-                </tr>
-              )}
-              {deliveries.data.data.map((delivery) => {
+        <DataList
+          caption={`Pending and the latest completed deliveries, newest first (refreshed every ${LOG_REFRESH_MS / 1000} s)`}
+          rows={deliveries.data.data}
+          rowKey={(delivery) => delivery.id}
+          rowAttributes={(delivery) => ({ 'data-delivery-id': delivery.id })}
+          empty="No deliveries yet: they appear when a matching event happens."
+          columns={[
+            {
+              label: 'Event',
+              role: 'name',
+              cell: (delivery) => (
+                <>
+                  #{delivery.eventId} <code>{delivery.eventType}</code>
+                </>
+              ),
+            },
+            {
+              label: 'Status',
+              role: 'value',
+              cell: (delivery) => (
+                <span class={`pill ${delivery.status === 'succeeded' ? 'pill-ok' : delivery.status === 'failed' ? 'pill-bad' : ''}`}>{delivery.status}</span>
+              ),
+            },
+            {
+              label: 'Attempts',
+              cell: (delivery) =>
+                delivery.attempts.length === 0 ? (
+                  '0'
+                ) : (
+                  <details>
+                    <summary>{delivery.attempts.length}</summary>
+                    <ol class="attempts">
+                      {delivery.attempts.map((attempt) => (
+                        <li key={attempt.attempt}>
+                          <Time value={attempt.at} />: {attempt.responseStatus ?? 'no response'} in {attempt.durationMs} ms
+                          {attempt.error ? ` (${attempt.error})` : ''}
+                        </li>
+                      ))}
+                    </ol>
+                  </details>
+                ),
+            },
+            {
+              label: 'Response',
+              class: 'response',
+              cell: (delivery) => {
                 const last = lastAttempt(delivery);
-                return (
-                  <tr key={delivery.id} data-delivery-id={delivery.id}>
-                    <td>
-                      #{delivery.eventId} <code>{delivery.eventType}</code>
-                    </td>
-                    <td>
-                      <span class={`pill ${delivery.status === 'succeeded' ? 'pill-ok' : delivery.status === 'failed' ? 'pill-bad' : ''}`}>
-                        {delivery.status}
-                      </span>
-                    </td>
-                    <td>
-                      {delivery.attempts.length === 0 ? (
-                        '0'
-                      ) : (
-                        <details>
-                          <summary>{delivery.attempts.length}</summary>
-                          <ol class="attempts">
-                            {delivery.attempts.map((attempt) => (
-                              <li key={attempt.attempt}>
-                                <Time value={attempt.at} />: {attempt.responseStatus ?? 'no response'} in {attempt.durationMs} ms
-                                {attempt.error ? ` (${attempt.error})` : ''}
-                              </li>
-                            ))}
-                          </ol>
-                        </details>
-                      )}
-                    </td>
-                    <td>{last ? (last.responseStatus ?? last.error ?? 'no response') : '—'}</td>
-                    <td>
-                      <Time value={delivery.createdAt} />
-                    </td>
-                    <td>
-                      <Time value={delivery.nextAttemptAt} />
-                    </td>
-                    <td>
-                      {delivery.status !== 'pending' && (
-                        <button type="button" class="secondary" disabled={retry.busy} onClick={() => retryDelivery(delivery.id)}>
-                          Retry<span class="visually-hidden"> delivery of event {delivery.eventId}</span>
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+                return last ? (last.responseStatus ?? last.error ?? 'no response') : '—';
+              },
+            },
+            { label: 'Created', cell: (delivery) => <Time value={delivery.createdAt} /> },
+            { label: 'Next attempt', cell: (delivery) => <Time value={delivery.nextAttemptAt} /> },
+            {
+              label: 'Actions',
+              role: 'actions',
+              cell: (delivery) =>
+                delivery.status !== 'pending' && (
+                  <button type="button" class="secondary" disabled={retry.busy} onClick={() => retryDelivery(delivery.id)}>
+                    Retry<span class="visually-hidden"> delivery of event {delivery.eventId}</span>
+                  </button>
+                ),
+            },
+          ]}
+        />
       )}
     </div>
   );
