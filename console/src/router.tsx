@@ -24,21 +24,24 @@ function currentPage(): PagePath {
   return PAGES.find((page) => page.path === rest)?.path ?? '';
 }
 
-export function hrefOf(path: PagePath): string {
-  return path === '' ? `${BASE}/` : `${BASE}/${path}`;
+/** A page's address; with `show`, the page opens on that object (`?show=<id>`: a resource, a key, an event, …). */
+export function hrefOf(path: PagePath, show?: string | number): string {
+  const page = path === '' ? `${BASE}/` : `${BASE}/${path}`;
+  return show === undefined ? page : `${page}?show=${encodeURIComponent(String(show))}`;
 }
 
 const listeners = new Set<() => void>();
 
-export function navigate(path: PagePath): void {
-  window.history.pushState(null, '', hrefOf(path));
+export function navigate(path: PagePath, show?: string | number): void {
+  window.history.pushState(null, '', hrefOf(path, show));
   for (const listener of listeners) listener();
 }
 
-export function useCurrentPage(): PagePath {
-  const [page, setPage] = useState(currentPage);
+/** A value read from the address, kept current as the console moves between pages. */
+function useFromLocation<T>(read: () => T): T {
+  const [value, setValue] = useState(read);
   useEffect(() => {
-    const update = () => setPage(currentPage());
+    const update = () => setValue(read());
     listeners.add(update);
     window.addEventListener('popstate', update);
     return () => {
@@ -46,18 +49,39 @@ export function useCurrentPage(): PagePath {
       window.removeEventListener('popstate', update);
     };
   }, []);
-  return page;
+  return value;
 }
 
-export function Link({ to, children, class: className, current }: { to: PagePath; children: ComponentChildren; class?: string; current?: boolean }) {
+export function useCurrentPage(): PagePath {
+  return useFromLocation(currentPage);
+}
+
+/** The object the page was opened on (`?show=`), if any. */
+export function useShown(): string | undefined {
+  return useFromLocation(() => new URLSearchParams(window.location.search).get('show') ?? undefined);
+}
+
+export function Link({
+  to,
+  show,
+  children,
+  class: className,
+  current,
+}: {
+  to: PagePath;
+  show?: string | number;
+  children: ComponentChildren;
+  class?: string;
+  current?: boolean;
+}) {
   const onClick = (event: MouseEvent) => {
     // A new tab or window keeps the browser's own behaviour.
     if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     event.preventDefault();
-    navigate(to);
+    navigate(to, show);
   };
   return (
-    <a href={hrefOf(to)} onClick={onClick} class={className} aria-current={current ? 'page' : undefined}>
+    <a href={hrefOf(to, show)} onClick={onClick} class={className} aria-current={current ? 'page' : undefined}>
       {children}
     </a>
   );

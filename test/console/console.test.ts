@@ -263,6 +263,27 @@ describeInBrowser('the developer console in Chromium', () => {
     expect(await page.getByRole('textbox', { name: 'The new signing secret' }).inputValue()).toMatch(/^whsec_/);
     await page.getByRole('button', { name: 'I have stored it' }).click();
     await expectAccessible('webhooks');
+
+    // The delivery's event, linked: the events page opens on it, with its deliveries.
+    await logged
+      .getByRole('link', { name: `#${event.id}` })
+      .first()
+      .click();
+    await page.getByRole('heading', { level: 1, name: 'Events' }).waitFor();
+    const shown = page.locator(`[data-shown-event-id="${event.id}"]`);
+    await shown.locator('.event-deliveries li', { hasText: 'Local receiver' }).first().locator('.pill', { hasText: 'succeeded' }).waitFor();
+    await expectAccessible('an event opened by a link');
+    // In the tail too: a row opens to its deliveries, and links the resource it is about.
+    const row = page.locator(`tr[data-event-id="${event.id}"]`);
+    await row.locator('summary').click();
+    await row.getByRole('button', { name: `Webhook deliveries of event ${event.id}` }).click();
+    await row.locator('.event-deliveries li', { hasText: 'Local receiver' }).first().waitFor();
+    await row.getByRole('link', { name: 'Vent' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Resources' }).waitFor();
+    await page.locator(`[data-shown-resource-id="${created.json.id}"] .state`, { hasText: 'off' }).waitFor();
+    // And from a delivery back to its webhook, with the delivery log open.
+    await page.goto(`/console/webhooks?show=${(await api('GET', '/api/v1/webhooks')).json.data[0].id}`);
+    await page.locator('.card.shown .delivery-log').waitFor();
   });
 
   it('deletes a resource after confirmation; Escape cancels the dialog', async () => {
@@ -320,7 +341,64 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.getByText(/Ran at .*: succeeded/).waitFor();
     await page.locator('table tr', { hasText: 'Morning warm-up' }).locator('.pill', { hasText: 'succeeded' }).waitFor();
     expect((await api('GET', `/api/v1/resources/${resourceId}`)).json.state).toBe(18);
+    // The card: its last run with the outcome, and the action's resource by its name, linked.
+    const card = page.locator('[data-schedule-id]', { hasText: 'Morning warm-up' });
+    await card.locator('.last-run .pill', { hasText: 'succeeded' }).waitFor();
+    expect(await card.locator('.last-run time').count()).toBe(1);
+    expect(await card.getByRole('link', { name: 'Greenhouse temperature' }).getAttribute('href')).toBe(`/console/resources?show=${resourceId}`);
     await expectAccessible('schedules');
+  });
+
+  it('keeps schedule cards current: a one-off that ran in the background reads done with its run, without a reload', async () => {
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await api('POST', '/api/v1/schedules', { name: 'Lights test', at: inAnHour, action: { type: 'set_state', resourceId, state: 19 } });
+    expect(created.status, created.body).toBe(201);
+    await goTo(page, 'Resources');
+    await goTo(page, 'Schedules');
+    const card = page.locator(`[data-schedule-id="${created.json.id}"]`);
+    await card.locator('.pill', { hasText: 'enabled' }).waitFor();
+    expect(await card.locator('.last-run').textContent()).toBe('never');
+    // Moved to a moment from now elsewhere: the page is not told, only the run tells it.
+    const soon = await api('PATCH', `/api/v1/schedules/${created.json.id}`, { at: new Date(Date.now() + 1000).toISOString() });
+    expect(soon.status, soon.body).toBe(200);
+    // The server's scheduler runs it (it looks every second); the page hears of the run on the event stream.
+    await card.locator('.pill', { hasText: 'done' }).waitFor({ timeout: 30_000 });
+    await card.locator('.last-run .pill', { hasText: 'succeeded' }).waitFor();
+    expect(await card.locator('.next-run').textContent()).toBe('none: it ran once');
+    expect(await card.getByRole('button', { name: /^Enable/ }).count()).toBe(0);
+    expect(await card.getByRole('button', { name: /^Pause/ }).count()).toBe(0);
+    expect((await api('GET', `/api/v1/schedules/${created.json.id}`)).json).toMatchObject({ enabled: false, nextRunAt: null });
+    await expectAccessible('a one-off that ran');
+  });
+
+  it('edits a schedule, reporting a bad time zone under the time zone field', async () => {
+    const card = page.locator('[data-schedule-id]', { hasText: 'Morning warm-up' });
+    const id = (await card.getAttribute('data-schedule-id')) as string;
+    await card.getByRole('button', { name: 'Edit Morning warm-up' }).click();
+    const form = page.getByRole('region', { name: 'Edit Morning warm-up' });
+    expect(await form.getByLabel('Cron expression').inputValue()).toBe('30 6 * * 1-5');
+    await form.getByLabel('Time zone').fill('Mars/Olympus');
+    const zone = form.getByLabel('Time zone');
+    expect(await zone.getAttribute('aria-invalid')).toBe('true');
+    const problem = form.locator('#schedule-timezone-problem');
+    expect(await problem.textContent()).toContain('"Mars/Olympus" is not an IANA time zone');
+    expect(await zone.getAttribute('aria-describedby')).toContain('schedule-timezone-problem');
+    // The expression itself is fine: nothing is said against it.
+    expect(await form.locator('#schedule-cron-reading .reason').count()).toBe(0);
+    await form.getByLabel('Time zone').fill('Europe/Berlin');
+    expect(await problem.count()).toBe(0);
+    await form.getByLabel('Name').fill('Morning warm-up, weekends');
+    await form.getByLabel('Cron expression').fill('0 8 * * 6,0');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { name: 'Morning warm-up, weekends' }).waitFor();
+    expect((await api('GET', `/api/v1/schedules/${id}`)).json).toMatchObject({
+      name: 'Morning warm-up, weekends',
+      cron: '0 8 * * 6,0',
+      timezone: 'Europe/Berlin',
+      action: { type: 'set_state', resourceId, state: 18 },
+    });
+    const audit = await api('GET', '/api/v1/audit?type=schedule.updated');
+    expect(audit.json.data.at(-1).data.changed.sort()).toEqual(['cron', 'name', 'timezone']);
   });
 
   it('shows usage per day as a chart with its table, and the audit log with a type filter', async () => {

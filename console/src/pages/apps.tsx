@@ -14,6 +14,7 @@ import { baseUrl } from '../connection';
 import { useClient } from '../connection-context';
 import { parseList } from '../errors';
 import { useAction, useLoad } from '../hooks';
+import { useShownElement } from '../names';
 import { APP_GRANTABLE_SCOPES, type Scope } from '../scopes';
 
 export function AppsPage() {
@@ -133,6 +134,7 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
   const [redirectUris, setRedirectUris] = useState(app.redirectUris.join('\n'));
   const [secret, setSecret] = useState<string | undefined>(undefined);
   const action = useAction();
+  const { ref, shown } = useShownElement<HTMLElement>(app.id);
   const titleId = `app-${app.id}-title`;
   const rotate = async () => {
     const rotated = await action.run(() => client.rotateAppSecret({ path: { id: app.id } }));
@@ -152,7 +154,7 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
     }
   };
   return (
-    <section class="card" aria-labelledby={titleId} data-app-id={app.id}>
+    <section class={shown ? 'card shown' : 'card'} aria-labelledby={titleId} data-app-id={app.id} ref={ref} tabIndex={-1}>
       <div class="card-head">
         <h2 id={titleId}>{app.name}</h2>
         <span class="pill">{app.type}</span>

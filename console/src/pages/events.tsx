@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
-import { formatState, JsonBlock, Time } from '../components/format';
+import { JsonBlock, Time } from '../components/format';
 import { LiveBadge } from '../components/live-badge';
 import { Page, Section } from '../components/page';
 import { RequiresScopes } from '../components/scope-gate';
@@ -13,6 +13,9 @@ import { useClient } from '../connection-context';
 import { parseJsonObject } from '../errors';
 import { useAction } from '../hooks';
 import { followEvents, type LiveStatus } from '../live';
+import { useShown } from '../router';
+import { EventSubject, FindDeliveries, hasSubject, ShownEvent } from './event-detail';
+import { summarizeEvent } from './event-summary';
 
 const HISTORY_STEP = 50;
 /** The tail keeps this many events on the page; older ones are dropped from view (not from the log). */
@@ -20,32 +23,16 @@ const KEPT = 500;
 export const EVENT_TYPE_SUGGESTIONS = ['resource.*', 'resource.created', 'resource.updated', 'resource.deleted', 'schedule.executed', 'custom.*'];
 
 export function EventsPage() {
+  const shown = Number(useShown());
   return (
     <Page title="Events" intro="Every change of the account in order: resources, schedule runs and custom events.">
       <RequiresScopes needs={['events:read']} what="Reading events">
+        {Number.isSafeInteger(shown) && shown > 0 && <ShownEvent key={shown} id={shown} />}
         <EventTail />
       </RequiresScopes>
       <PublishEvent />
     </Page>
   );
-}
-
-export function summarizeEvent(event: DevdataEvent): string {
-  switch (event.type) {
-    case 'resource.created':
-    case 'resource.deleted':
-      return `${event.data.resource.name} (${event.data.resource.type}) · state ${formatState(event.data.resource.state)}`;
-    case 'resource.updated': {
-      const changed = event.data.changed.length ? ` · changed ${event.data.changed.join(', ')}` : '';
-      return `${event.data.resource.name} → ${formatState(event.data.resource.state)} (version ${event.data.resource.version})${changed}`;
-    }
-    case 'schedule.executed':
-      return `${event.data.schedule.name}: ${event.data.outcome}${event.data.error ? ` (${event.data.error})` : ''}`;
-    default: {
-      const text = JSON.stringify(event.data);
-      return text.length > 100 ? `${text.slice(0, 99)}…` : text;
-    }
-  }
 }
 
 /** Newest first, each id once. */
@@ -216,14 +203,10 @@ function EventTail() {
           { label: '#', cell: (event) => event.id },
           { label: 'Type', role: 'name', cell: (event) => <code>{event.type}</code> },
           { label: 'Time', role: 'value', cell: (event) => <Time value={event.createdAt} /> },
+          { label: 'About', cell: (event) => (hasSubject(event) ? <EventSubject event={event} /> : <span class="muted">—</span>) },
           {
             label: 'Summary',
-            cell: (event) => (
-              <details>
-                <summary>{summarizeEvent(event)}</summary>
-                <JsonBlock value={event} label={`Event ${event.id} as JSON`} />
-              </details>
-            ),
+            cell: (event) => <EventDetails event={event} />,
           },
         ]}
       />
@@ -288,5 +271,17 @@ function PublishEvent() {
         <FormActions busy={action.busy} label="Publish event" busyLabel="Publishing…" needs={['events:write']} />
       </form>
     </Section>
+  );
+}
+
+/** An event's summary, opening to its webhook deliveries and its JSON. */
+function EventDetails({ event }: { event: DevdataEvent }) {
+  const [deliveries, setDeliveries] = useState(false);
+  return (
+    <details>
+      <summary>{summarizeEvent(event)}</summary>
+      <FindDeliveries eventId={event.id} open={deliveries} onOpen={() => setDeliveries(true)} />
+      <JsonBlock value={event} label={`Event ${event.id} as JSON`} />
+    </details>
   );
 }

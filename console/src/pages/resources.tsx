@@ -13,9 +13,11 @@ import { useClient, useConnection } from '../connection-context';
 import { parseList } from '../errors';
 import { useAction, useLoad } from '../hooks';
 import { followEvents, type LiveStatus } from '../live';
+import { useShown } from '../router';
 import { scopeReason } from '../scopes';
 import { CreateResource } from './resource-create-form';
 import { ResourceEditor } from './resource-editor';
+import { ShownResource } from './resource-shown';
 
 const PAGE_SIZE = 25;
 
@@ -57,6 +59,7 @@ function ResourcesView() {
   const [editing, setEditing] = useState<Resource | undefined>(undefined);
   const [deleting, setDeleting] = useState<Resource | undefined>(undefined);
   const [creating, setCreating] = useState(false);
+  const shown = useShown();
 
   const list = useLoad(
     async (signal) =>
@@ -160,6 +163,7 @@ function ResourcesView() {
           }}
         />
       )}
+      {shown && <ShownResource key={shown} id={shown} onEdit={setEditing} />}
       {editing && <ResourceEditor key={editing.id} resource={editing} onClose={() => setEditing(undefined)} />}
       <form class="filters" onSubmit={applyFilters} aria-label="Filter resources">
         <div class="field">

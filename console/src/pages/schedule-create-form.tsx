@@ -1,5 +1,6 @@
-// The new-schedule form: at a time or by cron (read out in words with the next runs), setting a resource's state or publishing a custom event.
-import type { Resource, ScheduleAction } from '@devdata/client';
+// The schedule form, for a new schedule or changes to one: at a time or by cron (read out in words
+// with the next runs), setting a resource's state or publishing a custom event.
+import type { DevdataClient, Resource, Schedule, ScheduleAction } from '@devdata/client';
 import { useEffect, useState } from 'preact/hooks';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice } from '../components/feedback';
@@ -7,12 +8,32 @@ import { Time } from '../components/format';
 import { Section } from '../components/page';
 import { defaultState, StateInput, type StateValue } from '../components/state-input';
 import { useClient, useConnection } from '../connection-context';
-import { knownTimezones, readCron } from '../cron';
+import { knownTimezones, readCron, timezoneProblem } from '../cron';
 import { parseJsonObject } from '../errors';
 import { useAction, useLoad } from '../hooks';
 import { scopeReason } from '../scopes';
 
-export function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCreated: () => void }) {
+type UpdateScheduleBody = Parameters<DevdataClient['updateSchedule']>[0]['body'];
+
+/** A time as a `datetime-local` input holds it: the browser's local time, to the minute. */
+function localInputTime(iso: string): string {
+  const date = new Date(iso);
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+}
+
+/** What a PATCH needs to send: the fields that differ from the schedule as stored. */
+function changesOf(schedule: Schedule, wanted: Required<Pick<UpdateScheduleBody, 'name' | 'timezone' | 'action'>> & { cron?: string; at?: string }) {
+  const changes: UpdateScheduleBody = {};
+  if (wanted.name.trim() !== schedule.name) changes.name = wanted.name;
+  if (wanted.cron !== undefined && wanted.cron !== schedule.cron) changes.cron = wanted.cron;
+  if (wanted.at !== undefined && wanted.at !== schedule.at) changes.at = wanted.at;
+  if (wanted.timezone !== schedule.timezone) changes.timezone = wanted.timezone;
+  if (JSON.stringify(wanted.action) !== JSON.stringify(schedule.action)) changes.action = wanted.action;
+  return changes;
+}
+
+/** A new schedule, or with `schedule` the changes to that one (only what differs is sent). */
+export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedule; onDone: () => void; onSaved: () => void }) {
   const client = useClient();
   const { key } = useConnection();
   const canListResources = scopeReason(key?.credential, ['resources:read']) === undefined;
@@ -20,16 +41,17 @@ export function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCr
     async (signal) => (canListResources ? (await client.listResources({ query: { limit: 500 } }, { signal })).data : []),
     [client, canListResources],
   );
-  const [name, setName] = useState('');
-  const [timing, setTiming] = useState<'at' | 'cron'>('cron');
-  const [at, setAt] = useState('');
-  const [cron, setCron] = useState('0 7 * * 1-5');
-  const [timezone, setTimezone] = useState('UTC');
-  const [kind, setKind] = useState<ScheduleAction['type']>('set_state');
-  const [resourceId, setResourceId] = useState('');
-  const [state, setState] = useState<StateValue>(false);
-  const [eventName, setEventName] = useState('');
-  const [data, setData] = useState('{}');
+  const was = schedule?.action;
+  const [name, setName] = useState(schedule?.name ?? '');
+  const [timing, setTiming] = useState<'at' | 'cron'>(schedule?.at ? 'at' : 'cron');
+  const [at, setAt] = useState(schedule?.at ? localInputTime(schedule.at) : '');
+  const [cron, setCron] = useState(schedule?.cron ?? '0 7 * * 1-5');
+  const [timezone, setTimezone] = useState(schedule?.timezone ?? 'UTC');
+  const [kind, setKind] = useState<ScheduleAction['type']>(was?.type ?? 'set_state');
+  const [resourceId, setResourceId] = useState(was?.type === 'set_state' ? was.resourceId : '');
+  const [state, setState] = useState<StateValue>(was?.type === 'set_state' ? was.state : false);
+  const [eventName, setEventName] = useState(was?.type === 'publish_event' ? was.eventType.replace(/^custom\./, '') : '');
+  const [data, setData] = useState(was?.type === 'publish_event' ? JSON.stringify(was.data, null, 2) : '{}');
   const action = useAction();
   const resource: Resource | undefined = resources.data?.find((entry) => entry.id === resourceId);
 
@@ -42,24 +64,29 @@ export function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCr
   }, [resources.data]);
 
   const reading = timing === 'cron' ? readCron(cron, timezone) : undefined;
+  const zoneProblem = timezoneProblem(timezone);
   const submit = async (event: Event) => {
     event.preventDefault();
-    const created = await action.run(async () => {
+    const saved = await action.run(async () => {
       const scheduleAction: ScheduleAction =
         kind === 'set_state'
           ? { type: 'set_state', resourceId, state }
           : { type: 'publish_event', eventType: `custom.${eventName.trim()}`, data: parseJsonObject(data, 'Data') };
       if (timing === 'at' && at === '') throw new Error('Choose the time of the run');
       const when = timing === 'cron' ? { cron: cron.trim() } : { at: new Date(at).toISOString() };
-      return client.createSchedule({ body: { name, timezone, action: scheduleAction, ...when } });
+      if (!schedule) return client.createSchedule({ body: { name, timezone, action: scheduleAction, ...when } });
+      const changes = changesOf(schedule, { name, timezone, action: scheduleAction, ...when });
+      // Nothing changed: nothing to send (a PATCH without fields is refused).
+      if (Object.keys(changes).length === 0) return schedule;
+      return client.updateSchedule({ path: { id: schedule.id }, body: changes });
     });
-    if (created) {
-      onCreated();
+    if (saved) {
+      onSaved();
       onDone();
     }
   };
   return (
-    <Section title="New schedule" id="create-schedule-title">
+    <Section title={schedule ? `Edit ${schedule.name}` : 'New schedule'} id="schedule-form-title">
       <form class="form" onSubmit={submit}>
         <div class="field">
           <label for="schedule-name">Name</label>
@@ -93,14 +120,20 @@ export function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCr
               ) : reading ? (
                 <>
                   <strong>{reading.description}</strong>
-                  <span class="muted"> · next runs:</span>
-                  <ol class="next-runs">
-                    {reading.nextRuns.map((run) => (
-                      <li key={run.toISOString()}>
-                        <Time value={run.toISOString()} />
-                      </li>
-                    ))}
-                  </ol>
+                  {zoneProblem ? (
+                    <span class="muted"> · the next runs show once the time zone is valid.</span>
+                  ) : (
+                    <>
+                      <span class="muted"> · next runs:</span>
+                      <ol class="next-runs">
+                        {reading.nextRuns.map((run) => (
+                          <li key={run.toISOString()}>
+                            <Time value={run.toISOString()} />
+                          </li>
+                        ))}
+                      </ol>
+                    </>
+                  )}
                 </>
               ) : null}
             </div>
@@ -119,7 +152,8 @@ export function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCr
             required
             value={timezone}
             onInput={(event) => setTimezone(event.currentTarget.value)}
-            aria-describedby="schedule-timezone-hint"
+            aria-describedby={zoneProblem ? 'schedule-timezone-hint schedule-timezone-problem' : 'schedule-timezone-hint'}
+            aria-invalid={zoneProblem ? true : undefined}
           />
           <datalist id="schedule-timezones">
             {knownTimezones().map((zone) => (
@@ -129,6 +163,11 @@ export function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCr
           <span class="hint" id="schedule-timezone-hint">
             An IANA name such as Europe/Berlin; the cron expression is read in it.
           </span>
+          {zoneProblem && (
+            <span class="field-problem" id="schedule-timezone-problem" role="status">
+              {zoneProblem}
+            </span>
+          )}
         </div>
         <fieldset class="field">
           <legend>Action</legend>
@@ -196,11 +235,11 @@ export function CreateSchedule({ onDone, onCreated }: { onDone: () => void; onCr
             </div>
           </>
         )}
-        <ErrorNotice error={action.error} title="The schedule was not created" />
+        <ErrorNotice error={action.error} title={schedule ? 'The schedule was not changed' : 'The schedule was not created'} />
         <FormActions
           busy={action.busy}
-          label="Create schedule"
-          busyLabel="Creating…"
+          label={schedule ? 'Save changes' : 'Create schedule'}
+          busyLabel={schedule ? 'Saving…' : 'Creating…'}
           onCancel={onDone}
           needs={['schedules:manage', kind === 'set_state' ? 'resources:write' : 'events:write']}
         />

@@ -1,38 +1,63 @@
-// Recent outcomes of every schedule: the schedule.executed events among the newest, then followed live.
-import type { DevdataEvent } from '@devdata/client';
-import { useEffect, useState } from 'preact/hooks';
+// Runs of every schedule: the schedule.executed events among the newest, then followed live (the
+// schedules page refreshes its cards by them too), and the table of recent outcomes.
+import type { DevdataEvent, ScheduleExecutedEvent } from '@devdata/client';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { Time } from '../components/format';
 import { Section } from '../components/page';
 import { useClient, useConnection } from '../connection-context';
-import { useAction } from '../hooks';
+import { type Action, useAction } from '../hooks';
 import { followEvents } from '../live';
+import { Link } from '../router';
 import { scopeReason } from '../scopes';
 
 /** Outcomes are looked for among this many of the newest events, then followed live. */
 const OUTCOME_WINDOW = 1000;
+/** The table lists this many runs. */
+const SHOWN = 50;
 
-export function RecentOutcomes() {
+export type ScheduleRun = ScheduleExecutedEvent;
+
+export interface ScheduleOutcomes {
+  /** Newest first. */
+  runs: ScheduleRun[];
+  /** Why runs cannot be followed (the key lacks events:read), or undefined. */
+  reason: string | undefined;
+  history: Action;
+}
+
+/** The latest run of each schedule among `runs`. */
+export function latestRunOf(runs: ScheduleRun[], scheduleId: string): ScheduleRun | undefined {
+  return runs.find((run) => run.data.schedule.id === scheduleId);
+}
+
+/** Follows schedule runs live; `onRun` is told of each new one (after the history was read). */
+export function useScheduleOutcomes(onRun: (run: ScheduleRun) => void): ScheduleOutcomes {
   const client = useClient();
   const { key } = useConnection();
   const reason = scopeReason(key?.credential, ['events:read']);
-  const [outcomes, setOutcomes] = useState<DevdataEvent[]>([]);
+  const [runs, setRuns] = useState<ScheduleRun[]>([]);
   const history = useAction();
+  const onRunRef = useRef(onRun);
+  onRunRef.current = onRun;
   useEffect(() => {
     if (reason) return;
     const controller = new AbortController();
     const add = (added: DevdataEvent[]) =>
-      setOutcomes((current) =>
-        [...added, ...current]
+      setRuns((current) =>
+        [...added.filter((event): event is ScheduleRun => event.type === 'schedule.executed'), ...current]
           .filter((event, index, all) => all.findIndex((other) => other.id === event.id) === index)
           .sort((a, b) => b.id - a.id)
-          .slice(0, 50),
+          .slice(0, SHOWN),
       );
     followEvents(client, {
       type: 'schedule.executed',
       signal: controller.signal,
-      onEvent: (event) => add([event]),
+      onEvent: (event) => {
+        add([event]);
+        if (event.type === 'schedule.executed') onRunRef.current(event);
+      },
       onStatus: () => {},
       onStart: (cursor) =>
         void history.run(async () => {
@@ -45,6 +70,15 @@ export function RecentOutcomes() {
     });
     return () => controller.abort();
   }, [client, reason]);
+  return { runs, reason, history };
+}
+
+export function OutcomePill({ run }: { run: ScheduleRun }) {
+  return <span class={run.data.outcome === 'succeeded' ? 'pill pill-ok' : 'pill pill-bad'}>{run.data.outcome}</span>;
+}
+
+export function RecentOutcomes({ outcomes }: { outcomes: ScheduleOutcomes }) {
+  const { runs, reason, history } = outcomes;
   return (
     <Section title="Recent outcomes" id="outcomes-title">
       {reason ? (
@@ -55,24 +89,40 @@ export function RecentOutcomes() {
           <ErrorNotice error={history.error} title="Recent runs could not be read" />
           <DataList
             caption="Runs of every schedule, newest first (live)"
-            rows={outcomes.flatMap((event) => (event.type === 'schedule.executed' ? [event] : []))}
-            rowKey={(event) => event.id}
+            rows={runs}
+            rowKey={(run) => run.id}
+            rowAttributes={(run) => ({ 'data-run-event-id': String(run.id) })}
             empty="No runs among the latest events."
             columns={[
-              { label: 'Schedule', role: 'name', cell: (event) => event.data.schedule.name },
+              {
+                label: 'Schedule',
+                role: 'name',
+                cell: (run) => (
+                  <Link to="schedules" show={run.data.schedule.id}>
+                    {run.data.schedule.name}
+                  </Link>
+                ),
+              },
               {
                 label: 'Outcome',
                 role: 'value',
-                cell: (event) => (
+                cell: (run) => (
                   <>
-                    <span class={event.data.outcome === 'succeeded' ? 'pill pill-ok' : 'pill pill-bad'}>{event.data.outcome}</span>
-                    {event.data.error && <div class="small">{event.data.error}</div>}
+                    <OutcomePill run={run} />
+                    {run.data.error && <div class="small">{run.data.error}</div>}
                   </>
                 ),
               },
-              { label: 'Scheduled for', cell: (event) => <Time value={event.data.scheduledFor} /> },
-              { label: 'Ran at', cell: (event) => <Time value={event.data.executedAt} /> },
-              { label: 'Event', cell: (event) => `#${event.id}` },
+              { label: 'Scheduled for', cell: (run) => <Time value={run.data.scheduledFor} /> },
+              { label: 'Ran at', cell: (run) => <Time value={run.data.executedAt} /> },
+              {
+                label: 'Event',
+                cell: (run) => (
+                  <Link to="events" show={run.id}>
+                    #{run.id}
+                  </Link>
+                ),
+              },
             ]}
           />
         </>

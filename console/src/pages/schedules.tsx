@@ -1,6 +1,7 @@
-// Schedules page: each schedule as a card (when, what it does, next and last run; run now, pause, enable, delete), the create form and recent outcomes.
+// Schedules page: each schedule as a card, kept current by its runs (when, what it does, next and
+// last run with its outcome; run now, edit, pause, enable, delete), the form and recent outcomes.
 import type { Schedule, ScheduleAction } from '@devdata/client';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { formatState, formatTime, Time } from '../components/format';
@@ -8,10 +9,12 @@ import { Page } from '../components/page';
 import { GuardedButton } from '../components/scope-gate';
 import { useClient } from '../connection-context';
 import { readCron } from '../cron';
-import { useAction, useLoad } from '../hooks';
+import { useAction, useInterval, useLoad } from '../hooks';
+import { type Names, ObjectLink, useNames, useShownElement } from '../names';
+import { Link } from '../router';
 import type { Scope } from '../scopes';
-import { CreateSchedule } from './schedule-create-form';
-import { RecentOutcomes } from './schedule-outcomes';
+import { ScheduleForm } from './schedule-create-form';
+import { latestRunOf, OutcomePill, RecentOutcomes, type ScheduleRun, useScheduleOutcomes } from './schedule-outcomes';
 
 export function SchedulesPage() {
   return (
@@ -30,7 +33,7 @@ function actionScope(action: ScheduleAction): Scope {
   return action.type === 'set_state' ? 'resources:write' : 'events:write';
 }
 
-function describeAction(action: ScheduleAction): string {
+function describeScheduleAction(action: ScheduleAction): string {
   return action.type === 'set_state' ? `set ${action.resourceId} to ${formatState(action.state)}` : `publish ${action.eventType}`;
 }
 
@@ -45,35 +48,112 @@ function CronWords({ cron, timezone }: { cron: string; timezone: string }) {
   return 'error' in reading ? <span class="reason">{reading.error}</span> : <span>{reading.description}</span>;
 }
 
+/** How often the list is read again when runs cannot be followed live (the key lacks events:read). */
+const POLL_MS = 15_000;
+/** After a schedule's next run is due, its card is read again this much later (the run has happened by then). */
+const AFTER_DUE_MS = 1500;
+
+/** A one-shot schedule whose time came and that ran then: done, not paused. */
+function ranOnce(schedule: Schedule): boolean {
+  return schedule.at !== null && !schedule.enabled && schedule.disabledReason === null && schedule.lastRunAt !== null && schedule.lastRunAt >= schedule.at;
+}
+
+/** A one-shot schedule whose time has passed: enabling it needs a new time (an edit). */
+function timePassed(schedule: Schedule): boolean {
+  return schedule.at !== null && Date.parse(schedule.at) <= Date.now();
+}
+
 function SchedulesView() {
   const client = useClient();
   const schedules = useLoad((signal) => client.listSchedules(undefined, { signal }), [client]);
-  const [creating, setCreating] = useState(false);
+  // The form at the top: a new schedule, or the one being edited (one form at a time).
+  const [form, setForm] = useState<'new' | Schedule | undefined>(undefined);
+  // Cards follow the runs: each run read from the stream reads the list again.
+  const outcomes = useScheduleOutcomes(() => schedules.reload());
+  useInterval(schedules.reload, POLL_MS, outcomes.reason !== undefined);
+  // And the next run that falls due: its card moves on to the run after it.
+  const nextDue = schedules.data?.data
+    .map((schedule) => (schedule.nextRunAt ? Date.parse(schedule.nextRunAt) : Number.POSITIVE_INFINITY))
+    .reduce((earliest, time) => Math.min(earliest, time), Number.POSITIVE_INFINITY);
+  useEffect(() => {
+    if (nextDue === undefined || !Number.isFinite(nextDue)) return;
+    const timer = setTimeout(schedules.reload, Math.min(Math.max(0, nextDue - Date.now()) + AFTER_DUE_MS, 2 ** 31 - 1));
+    return () => clearTimeout(timer);
+  }, [nextDue]);
+  const names = useNames(
+    (schedules.data?.data ?? []).flatMap((schedule) =>
+      schedule.action.type === 'set_state' ? [{ kind: 'resource' as const, id: schedule.action.resourceId }] : [],
+    ),
+  );
   return (
     <>
       <div class="toolbar">
-        <button type="button" onClick={() => setCreating(true)} disabled={creating}>
+        <button type="button" onClick={() => setForm('new')} disabled={form === 'new'}>
           New schedule
         </button>
       </div>
-      {creating && <CreateSchedule onDone={() => setCreating(false)} onCreated={schedules.reload} />}
-      {schedules.loading && <Busy label="Loading schedules" />}
+      {form && (
+        <ScheduleForm
+          key={form === 'new' ? 'new' : form.id}
+          schedule={form === 'new' ? undefined : form}
+          onDone={() => setForm(undefined)}
+          onSaved={schedules.reload}
+        />
+      )}
+      {schedules.loading && !schedules.data && <Busy label="Loading schedules" />}
       <ErrorNotice error={schedules.error} title="The schedules could not be read" />
       {schedules.data?.data.length === 0 && <p class="empty">No schedules yet.</p>}
       {schedules.data?.data.map((schedule) => (
-        <ScheduleCard key={schedule.id} schedule={schedule} onChanged={schedules.reload} />
+        <ScheduleCard
+          key={schedule.id}
+          schedule={schedule}
+          lastRun={latestRunOf(outcomes.runs, schedule.id)}
+          names={names}
+          onEdit={() => setForm(schedule)}
+          onChanged={schedules.reload}
+        />
       ))}
-      <RecentOutcomes />
+      <RecentOutcomes outcomes={outcomes} />
     </>
   );
 }
 
-function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: () => void }) {
+/** What the schedule does, in the client's words, with the resource by its name, linked. */
+function ActionWords({ action, names }: { action: ScheduleAction; names: Names }) {
+  if (action.type !== 'set_state') return <>{describeScheduleAction(action)}</>;
+  // The words around the resource: the client's sentence with a mark where the resource goes.
+  const [before, after] = describeScheduleAction({ ...action, resourceId: RESOURCE_MARK }).split(RESOURCE_MARK);
+  return (
+    <>
+      {before}
+      <ObjectLink names={names} kind="resource" id={action.resourceId} />
+      {after}
+    </>
+  );
+}
+const RESOURCE_MARK = '\u0000';
+
+function ScheduleCard({
+  schedule,
+  lastRun,
+  names,
+  onEdit,
+  onChanged,
+}: {
+  schedule: Schedule;
+  lastRun: ScheduleRun | undefined;
+  names: Names;
+  onEdit: () => void;
+  onChanged: () => void;
+}) {
   const client = useClient();
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [execution, setExecution] = useState<{ outcome: string; error?: string; eventId: number; executedAt: string } | undefined>(undefined);
   const action = useAction();
+  const { ref, shown } = useShownElement<HTMLElement>(schedule.id);
   const titleId = `schedule-${schedule.id}-title`;
+  const done = ranOnce(schedule);
+  const active = schedule.enabled && !schedule.disabledReason;
   const run = async () => {
     setExecution(undefined);
     const result = await action.run(() => client.runSchedule({ path: { id: schedule.id } }));
@@ -91,10 +171,10 @@ function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: 
     if (removed) onChanged();
   };
   return (
-    <section class="card" aria-labelledby={titleId} data-schedule-id={schedule.id}>
+    <section class={shown ? 'card shown' : 'card'} aria-labelledby={titleId} data-schedule-id={schedule.id} ref={ref} tabIndex={-1}>
       <div class="card-head">
         <h2 id={titleId}>{schedule.name}</h2>
-        <span class={schedule.enabled && !schedule.disabledReason ? 'pill pill-ok' : 'pill pill-off'}>{scheduleStatus(schedule)}</span>
+        <span class={done || active ? 'pill pill-ok' : 'pill pill-off'}>{done ? 'done' : scheduleStatus(schedule)}</span>
       </div>
       <dl class="facts">
         <dt>When</dt>
@@ -110,39 +190,55 @@ function ScheduleCard({ schedule, onChanged }: { schedule: Schedule; onChanged: 
           )}
         </dd>
         <dt>Does</dt>
-        <dd>{describeAction(schedule.action)}</dd>
-        <dt>Next run</dt>
         <dd>
-          <Time value={schedule.nextRunAt} empty="none" />
+          <ActionWords action={schedule.action} names={names} />
         </dd>
+        <dt>Next run</dt>
+        <dd class="next-run">{done ? 'none: it ran once' : <Time value={schedule.nextRunAt} empty="none" />}</dd>
         <dt>Last run</dt>
-        <dd>
+        <dd class="last-run">
           <Time value={schedule.lastRunAt} empty="never" />
+          {lastRun && (
+            <>
+              {' '}
+              <OutcomePill run={lastRun} />
+              {lastRun.data.error && <span class="small"> {lastRun.data.error}</span>}{' '}
+              <Link to="events" show={lastRun.id}>
+                event #{lastRun.id}
+              </Link>
+            </>
+          )}
         </dd>
       </dl>
       <div class="actions">
         <GuardedButton needs={['schedules:manage', actionScope(schedule.action)]} type="button" busy={action.busy} onClick={run}>
           Run now<span class="visually-hidden"> {schedule.name}</span>
         </GuardedButton>
-        {schedule.enabled && !schedule.disabledReason ? (
+        <button type="button" class="secondary" onClick={onEdit}>
+          Edit<span class="visually-hidden"> {schedule.name}</span>
+        </button>
+        {active ? (
           <button type="button" class="secondary" disabled={action.busy} onClick={() => setEnabled(false)}>
             Pause<span class="visually-hidden"> {schedule.name}</span>
           </button>
         ) : (
-          <GuardedButton
-            needs={['schedules:manage', actionScope(schedule.action)]}
-            type="button"
-            class="secondary"
-            busy={action.busy}
-            onClick={() => setEnabled(true)}
-          >
-            Enable<span class="visually-hidden"> {schedule.name}</span>
-          </GuardedButton>
+          !timePassed(schedule) && (
+            <GuardedButton
+              needs={['schedules:manage', actionScope(schedule.action)]}
+              type="button"
+              class="secondary"
+              busy={action.busy}
+              onClick={() => setEnabled(true)}
+            >
+              Enable<span class="visually-hidden"> {schedule.name}</span>
+            </GuardedButton>
+          )
         )}
         <button type="button" class="danger-outline" onClick={() => setConfirmDelete(true)}>
           Delete<span class="visually-hidden"> {schedule.name}</span>
         </button>
       </div>
+      {!active && timePassed(schedule) && <p class="hint">Its time has passed: Edit gives it a new one, and saving that enables it again.</p>}
       {schedule.disabledReason && <p class="hint">Enabling it again makes the connected key the credential it runs on.</p>}
       {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="That did not work" />

@@ -13,6 +13,8 @@ import { CopyButton, SecretOnce } from '../components/secret';
 import { useClient } from '../connection-context';
 import { parseList } from '../errors';
 import { useAction, useInterval, useLoad } from '../hooks';
+import { useShownElement } from '../names';
+import { Link } from '../router';
 
 const EVENT_CHOICES = ['resource.created', 'resource.updated', 'resource.deleted', 'schedule.executed', 'custom.*'];
 const LOG_REFRESH_MS = 2000;
@@ -173,7 +175,9 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
 
 function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () => void }) {
   const client = useClient();
-  const [showLog, setShowLog] = useState(false);
+  // A link to the webhook (an event's delivery) opens the page on it with its deliveries.
+  const { ref, shown } = useShownElement<HTMLElement>(webhook.id);
+  const [showLog, setShowLog] = useState(shown);
   const [confirm, setConfirm] = useState<'rotate' | 'delete' | undefined>(undefined);
   const [secret, setSecret] = useState<string | undefined>(undefined);
   const action = useAction();
@@ -193,7 +197,7 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
   };
   const paused = !webhook.enabled || webhook.disabledReason !== null;
   return (
-    <section class="card" aria-labelledby={titleId} data-webhook-id={webhook.id}>
+    <section class={shown ? 'card shown' : 'card'} aria-labelledby={titleId} data-webhook-id={webhook.id} ref={ref} tabIndex={-1}>
       <div class="card-head">
         <h2 id={titleId}>{webhook.name}</h2>
         <span class={paused ? 'pill pill-off' : 'pill pill-ok'}>{webhookStatus(webhook)}</span>
@@ -312,7 +316,10 @@ function DeliveryLog({ webhookId }: { webhookId: string }) {
               role: 'name',
               cell: (delivery) => (
                 <>
-                  #{delivery.eventId} <code>{delivery.eventType}</code>
+                  <Link to="events" show={delivery.eventId}>
+                    #{delivery.eventId}
+                  </Link>{' '}
+                  <code>{delivery.eventType}</code>
                 </>
               ),
             },
