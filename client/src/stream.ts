@@ -20,8 +20,12 @@ export interface EventStreamOptions {
    * the stream's starting point before it answered.
    */
   onConnect?: (info: { lastEventId: number | undefined; reconnected: boolean }) => void;
-  /** Told of each reconnect: why the connection ended and where the stream resumes. */
-  onReconnect?: (info: { attempt: number; lastEventId: number | undefined; error: DevdataError | undefined }) => void;
+  /**
+   * Told before each reconnect: why the connection ended (`error`, undefined when the server ended
+   * the stream), where the stream resumes and how long it waits first (`delayMs`). `onConnect`
+   * with `reconnected: true` follows once a connection is open again.
+   */
+  onReconnect?: (info: { attempt: number; lastEventId: number | undefined; error: DevdataError | undefined; delayMs: number }) => void;
 }
 
 interface StreamContext {
@@ -58,10 +62,11 @@ export class EventStream implements AsyncIterable<DevdataEvent> {
     let lastError: DevdataError | undefined;
     while (!signal?.aborted) {
       if (failures > 0) {
-        this.options.onReconnect?.({ attempt: failures, lastEventId: this.lastEventId, error: lastError });
         const wait = lastError?.status === 429 || lastError?.status === 503 ? (lastError.retryAfterSeconds ?? 0) * 1000 : 0;
+        const delayMs = Math.max(wait, backoffDelay(failures, this.options.reconnectDelayMs ?? 500));
+        this.options.onReconnect?.({ attempt: failures, lastEventId: this.lastEventId, error: lastError, delayMs });
         try {
-          await sleep(Math.max(wait, backoffDelay(failures, this.options.reconnectDelayMs ?? 500)), signal);
+          await sleep(delayMs, signal);
         } catch {
           return;
         }

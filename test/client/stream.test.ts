@@ -110,11 +110,18 @@ describe('DevdataClient.streamEvents across a server restart', () => {
     try {
       const base = await server.listen();
       const account = await server.account(['events:read', 'events:write']);
-      const reconnects: Array<number | undefined> = [];
+      const reconnects: Array<{ lastEventId: number | undefined; delayMs: number }> = [];
+      const connects: Array<{ lastEventId: number | undefined; reconnected: boolean }> = [];
       const controller = new AbortController();
       const devdata = new DevdataClient({ baseUrl: base, apiKey: account.key });
       const reader = follow(
-        devdata.streamEvents({ after: 0, signal: controller.signal, reconnectDelayMs: 200, onReconnect: ({ lastEventId }) => reconnects.push(lastEventId) }),
+        devdata.streamEvents({
+          after: 0,
+          signal: controller.signal,
+          reconnectDelayMs: 200,
+          onReconnect: ({ lastEventId, delayMs }) => reconnects.push({ lastEventId, delayMs }),
+          onConnect: (info) => connects.push(info),
+        }),
       );
       const before = await publish(server, account.key, 5);
       await until(() => reader.received.length === 5, 'the events before the restart');
@@ -130,8 +137,16 @@ describe('DevdataClient.streamEvents across a server restart', () => {
       await reader.done;
       expect(reader.ids()).toEqual([...before, ...restarted.result, ...after]);
       expect(reader.ids()).toEqual(Array.from({ length: 12 }, (_unused, index) => index + 1));
+      // Told before each attempt where it resumes and how long it waits (200 ms ±25%, then doubling),
+      // and once connected again.
       expect(reconnects.length).toBeGreaterThan(0);
-      expect(reconnects[0]).toBe(5);
+      expect(reconnects[0]?.lastEventId).toBe(5);
+      expect(reconnects[0]?.delayMs).toBeGreaterThanOrEqual(150);
+      expect(reconnects[0]?.delayMs).toBeLessThanOrEqual(250);
+      expect(connects).toEqual([
+        { lastEventId: 0, reconnected: false },
+        { lastEventId: 5, reconnected: true },
+      ]);
     } finally {
       await server.close();
       await database.drop();

@@ -39,9 +39,5 @@ export function JsonBlock({ value, label }: { value: unknown; label: string }) {
   );
 }
 
-/** A state as text: on/off for booleans, the value otherwise. */
-export function formatState(state: unknown): string {
-  if (state === true) return 'on';
-  if (state === false) return 'off';
-  return String(state);
-}
+// The words for a state are the client's, so that the CLI says the same.
+export { formatState } from '@devdata/client';

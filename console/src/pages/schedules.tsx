@@ -1,10 +1,10 @@
 // Schedules page: each schedule as a card, kept current by its runs (when, what it does, next and
 // last run with its outcome; run now, edit, pause, enable, delete), the form and recent outcomes.
-import type { Schedule, ScheduleAction } from '@devdata/client';
+import { describeScheduleAction, type Schedule, type ScheduleAction, scheduleStatus } from '@devdata/client';
 import { useEffect, useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
-import { formatState, formatTime, Time } from '../components/format';
+import { formatTime, Time } from '../components/format';
 import { Page } from '../components/page';
 import { GuardedButton } from '../components/scope-gate';
 import { useClient } from '../connection-context';
@@ -31,16 +31,6 @@ export function SchedulesPage() {
 
 function actionScope(action: ScheduleAction): Scope {
   return action.type === 'set_state' ? 'resources:write' : 'events:write';
-}
-
-function describeScheduleAction(action: ScheduleAction): string {
-  return action.type === 'set_state' ? `set ${action.resourceId} to ${formatState(action.state)}` : `publish ${action.eventType}`;
-}
-
-/** Paused by the user, or stopped by the service when the credential it acted on ended (enabling it again resumes it). */
-function scheduleStatus(schedule: Schedule): string {
-  if (schedule.disabledReason) return `stopped by the service: ${schedule.disabledReason.replace('_', ' ')}`;
-  return schedule.enabled ? 'enabled' : 'paused';
 }
 
 function CronWords({ cron, timezone }: { cron: string; timezone: string }) {

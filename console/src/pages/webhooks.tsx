@@ -1,6 +1,6 @@
 // Webhooks: create, pause and resume, rotate the signing secret (shown once), the delivery log
 // with retries, and how a receiver verifies a delivery.
-import type { Webhook, WebhookDelivery } from '@devdata/client';
+import { type Webhook, type WebhookDelivery, webhookStatus } from '@devdata/client';
 import { useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
@@ -59,11 +59,6 @@ export function WebhooksPage() {
       </Section>
     </Page>
   );
-}
-
-function webhookStatus(webhook: Webhook): string {
-  if (webhook.disabledReason) return `stopped by the service: ${webhook.disabledReason.replace('_', ' ')}`;
-  return webhook.enabled ? 'active' : 'paused';
 }
 
 function WebhooksView() {
