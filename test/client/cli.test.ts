@@ -1,6 +1,10 @@
 // The built devdata-client CLI against the real server: listen --forward-to (deliveries checked
 // with verifyWebhook and Stripe's library, and compared with the server's own deliveries of the
-// same events), events tail, trigger, resources, whoami, exit codes and help.
+// same events; its signing secret kept across runs), events tail, trigger, resources, whoami, exit
+// codes and help; what listen and events tail say when the server goes away and comes back.
+// The other commands: cli-commands.test.ts; help and usage errors: cli-usage.test.ts.
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyWebhook } from '@devdata/client';
 import Stripe from 'stripe';
@@ -31,17 +35,21 @@ describe('devdata-client CLI', () => {
   let base: string;
   let account: TestAccount;
   let env: NodeJS.ProcessEnv;
+  let configHome: string;
   const cli = (...args: string[]) => run(process.execPath, [CLIENT_CLI, ...args], { env });
 
   beforeAll(async () => {
     base = await app().listen();
     await receiver.start();
     account = await app().account();
-    env = { ...process.env, DEVDATA_URL: base, DEVDATA_API_KEY: account.key };
+    // listen keeps its secret in the user's configuration directory: a temporary one here.
+    configHome = await mkdtemp(join(tmpdir(), 'devdata-client-config-'));
+    env = { ...process.env, DEVDATA_URL: base, DEVDATA_API_KEY: account.key, XDG_CONFIG_HOME: configHome };
   });
 
   afterAll(async () => {
     await receiver.close();
+    await rm(configHome, { recursive: true, force: true });
   });
 
   async function api(method: string, url: string, body?: unknown) {
@@ -112,6 +120,36 @@ describe('devdata-client CLI', () => {
     expect(await listen.interrupt()).toBe(0);
   });
 
+  it('listen keeps its signing secret per server and account across runs; --print-secret shows it', async () => {
+    const fresh = await app().account(['events:read']);
+    const as = (key: string, ...args: string[]) => run(process.execPath, [CLIENT_CLI, ...args], { env: { ...env, DEVDATA_API_KEY: key } });
+    const first = await as(fresh.key, 'listen', '--print-secret');
+    expect(first.code, first.stderr).toBe(0);
+    const secret = first.stdout.trim();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(JSON.parse((await as(fresh.key, 'listen', '--print-secret', '--json')).stdout)).toEqual({ secret });
+
+    // listen signs with it.
+    const listen = new CliProcess(['listen', '--forward-to', receiver.url('/kept'), '--json'], { ...env, DEVDATA_API_KEY: fresh.key });
+    await until(() => listen.lines().length > 0, 'the ready line');
+    expect(listen.json()[0]).toMatchObject({ ready: true, secret });
+    expect(await listen.interrupt()).toBe(0);
+
+    // --secret is used instead, and not kept; another account has its own.
+    expect((await as(fresh.key, 'listen', '--print-secret', '--secret', 'whsec_given')).stdout).toBe('whsec_given\n');
+    expect((await as(fresh.key, 'listen', '--print-secret')).stdout.trim()).toBe(secret);
+    const other = (await cli('listen', '--print-secret')).stdout.trim();
+    expect(other).toMatch(/^whsec_/);
+    expect(other).not.toBe(secret);
+
+    // A file per server and account, readable by its owner only.
+    const directory = join(configHome, 'devdata', 'listen-secrets');
+    const files = await readdir(directory);
+    expect(files.some((file) => file.startsWith(`${fresh.accountId}@`))).toBe(true);
+    for (const file of files) expect((await stat(join(directory, file))).mode & 0o777, file).toBe(0o600);
+    expect(files.filter((file) => file.endsWith('.tmp'))).toEqual([]);
+  });
+
   it('events tail follows the log, replaying from --after, until Ctrl-C', async () => {
     const tail = new CliProcess(['events', 'tail', '--after', '1', '--json'], env);
     await until(() => tail.lines().length === 2, 'the replay');
@@ -123,7 +161,8 @@ describe('devdata-client CLI', () => {
 
     const human = new CliProcess(['events', 'tail', '--type', 'resource.*', '--after', '0'], env);
     await until(() => human.lines().length === 2, 'the resource events');
-    expect(human.lines()[0]).toMatch(/^\S+Z {2}#1 {2}resource\.created {2}res_\S+ Garage door: false$/);
+    // A binary sensor's state reads as the console shows it.
+    expect(human.lines()[0]).toMatch(/^\S+Z {2}#1 {2}resource\.created {2}res_\S+ Garage door: off$/);
     expect(await human.interrupt()).toBe(0);
   });
 
@@ -146,24 +185,22 @@ describe('devdata-client CLI', () => {
     });
   });
 
-  it('resources list, get and set, with --if-version refusing a stale version', async () => {
+  it('resources list, get and set, with --if-match refusing a stale version', async () => {
     const lamp = await api('POST', '/api/v1/resources', { name: 'Desk lamp', type: 'switch', state: false });
     const listed = await cli('resources', 'list', '--type', 'switch', '--json');
     expect(listed.code).toBe(0);
-    expect(
-      listed.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line).id),
-    ).toEqual([lamp.id]);
-    expect((await cli('resources', 'get', lamp.id)).stdout).toContain(`${lamp.id}  switch         v1  Desk lamp: false`);
+    // One document: every page's resources in the API's list shape.
+    expect(JSON.parse(listed.stdout).data.map((resource: { id: string }) => resource.id)).toEqual([lamp.id]);
+    const got = (await cli('resources', 'get', lamp.id)).stdout;
+    expect(got).toMatch(new RegExp(`^ID: +${lamp.id}$`, 'm'));
+    expect(got).toMatch(/^State: +off$/m);
 
     const set = await cli('resources', 'set', lamp.id, 'on', '--json');
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ id: lamp.id, state: true, version: 2 });
-    const stale = await cli('resources', 'set', lamp.id, 'off', '--if-version', '1');
+    const stale = await cli('resources', 'set', lamp.id, 'off', '--if-match', '1');
     expect(stale.code).toBe(1);
-    expect(stale.stderr).toMatch(/^devdata-client: precondition_failed: .+ \(HTTP 412, request \S+\)\n$/);
+    expect(stale.stderr).toMatch(/^devdata-client: precondition_failed: .+ \(HTTP 412, request \S+\)$/m);
     expect((await cli('resources', 'set', lamp.id, 'maybe')).code).toBe(2);
 
     const missing = await cli('resources', 'get', 'res_missing', '--json');
@@ -178,7 +215,10 @@ describe('devdata-client CLI', () => {
     expect((await cli('trigger', 'custom.x', '--data', '[1]')).code).toBe(2);
     expect((await cli('nonsense')).code).toBe(2);
     const bare = await cli('resources');
-    expect([bare.code, bare.stderr]).toEqual([2, 'devdata-client: resources takes list, get or set (devdata-client resources set --help)\n']);
+    expect([bare.code, bare.stderr]).toEqual([
+      2,
+      'devdata-client: resources takes list, get, set, create, update or delete (devdata-client resources --help)\n',
+    ]);
     const nothing = await cli();
     expect(nothing.code).toBe(2);
     expect(nothing.stderr).toContain('Usage: devdata-client <command>');
@@ -196,13 +236,13 @@ describe('devdata-client CLI', () => {
       expect(help.code, command.join(' ')).toBe(0);
       expect(help.stdout).toContain(`Usage: devdata-client ${command.join(' ')}`);
     }
-    expect((await cli('--help')).stdout).toContain('listen --forward-to URL');
+    expect((await cli('--help')).stdout).toMatch(/^ {2}listen +forward live events .+\(--forward-to URL\)$/m);
     expect((await cli('--version')).stdout.trim()).toBe('1.3.0');
   });
 });
 
-describe('devdata-client listen across a server restart', () => {
-  it('forwards every event once, those written while the server was down included', async () => {
+describe('devdata-client listen and events tail across a server restart', () => {
+  it('forward and show every event once, those written while the server was down included, saying they reconnected', async () => {
     const receiver = await new Receiver().start();
     const database = await sharedDatabase();
     let server = await TestApp.start({ env: { DATABASE_URL: database.url } });
@@ -213,14 +253,12 @@ describe('devdata-client listen across a server restart', () => {
         const response = await target.request({ method: 'POST', url: '/api/v1/events', key: account.key, body: { type, data: {} } });
         expect(response.status).toBe(201);
       };
-      const listen = new CliProcess(['listen', '--forward-to', receiver.url('/hook'), '--secret', 'whsec_restart'], {
-        ...process.env,
-        DEVDATA_URL: base,
-        DEVDATA_API_KEY: account.key,
-      });
+      const env = { ...process.env, DEVDATA_URL: base, DEVDATA_API_KEY: account.key };
+      const listen = new CliProcess(['listen', '--forward-to', receiver.url('/hook'), '--secret', 'whsec_restart'], env);
+      const tail = new CliProcess(['events', 'tail', '--after', '0', '--json'], env);
       await until(() => listen.lines().length === 1, 'the ready line');
       await publish(server, 'custom.before');
-      await until(() => receiver.on('/hook').length === 1, 'the first forward');
+      await until(() => receiver.on('/hook').length === 1 && tail.lines().length === 1, 'the first forward, and the first event shown');
       server = (await restart(server, database.url, (next) => publish(next, 'custom.while_down'))).next;
       await publish(server, 'custom.after');
       await until(() => receiver.on('/hook').length === 3, 'every event forwarded');
@@ -229,8 +267,16 @@ describe('devdata-client listen across a server restart', () => {
         ['2', 'custom.while_down'],
         ['3', 'custom.after'],
       ]);
-      expect(listen.stderr).toContain('reconnecting; resuming after event 1');
-      expect(await listen.interrupt()).toBe(0);
+      await until(() => tail.lines().length === 3, 'every event shown');
+      expect(tail.json().map((event) => event.type)).toEqual(['custom.before', 'custom.while_down', 'custom.after']);
+      for (const follower of [listen, tail]) {
+        // The drop and the wait, then where it resumed: after the last event it had.
+        const lost = follower.stderr.search(/^connection lost(?: \(.+\))?, reconnecting in \d+(?:\.\d)?s…$/m);
+        const back = follower.stderr.indexOf('reconnected; resuming after event 1\n');
+        expect(lost, follower.stderr).toBeGreaterThanOrEqual(0);
+        expect(back, follower.stderr).toBeGreaterThan(lost);
+        expect(await follower.interrupt()).toBe(0);
+      }
     } finally {
       await server.close();
       await database.drop();

@@ -1,0 +1,175 @@
+// devdata-client resources list|get|set|create|update|delete.
+import { formatState } from '../display.js';
+import { RESOURCE_TYPES } from '../generated/values.js';
+import type { Resource } from '../types.js';
+import type { Command, OptionSpec } from './command.js';
+import { type Cell, list, type Output, print, printDetails, printTable, time } from './output.js';
+import { ifMatchHeader, integerValue, jsonObjectValue, listValue, requiredValue, resourceTypeValue, someChange, stateFor, stringValue } from './values.js';
+
+const TYPES = RESOURCE_TYPES.join(', ');
+
+const IF_MATCH: OptionSpec = {
+  type: 'string',
+  value: 'VERSION',
+  help: 'only if the resource is still at this version; else exit 1 with precondition_failed (HTTP 412)',
+};
+const ATTRIBUTES: OptionSpec = { type: 'string', value: 'JSON', help: `free details, a JSON object such as '{"unit_of_measurement":"°C"}'` };
+const TAGS: OptionSpec = { type: 'string', value: 'A,B', help: 'tags, comma-separated' };
+const STATE_HELP = 'on/off (or true/false) for a binary_sensor or switch, a number or text for a sensor, text for a text';
+
+/** A state as the console shows it: on/off for a switch or binary sensor, the value otherwise. */
+export function stateCell(state: unknown): Cell {
+  return { text: formatState(state), style: state === true ? 'green' : state === false ? 'dim' : undefined };
+}
+
+function printResources(output: Output, resources: Resource[]): void {
+  if (resources.length === 0) {
+    output.err('No resources.');
+    return;
+  }
+  printTable(
+    output,
+    ['ID', 'TYPE', 'NAME', 'STATE', 'VERSION', 'TAGS'],
+    resources.map((resource) => [resource.id, resource.type, resource.name, stateCell(resource.state), String(resource.version), list(resource.tags)]),
+  );
+}
+
+function printResource(output: Output, resource: Resource): void {
+  print(output, resource, () =>
+    printDetails(output, [
+      ['ID', resource.id],
+      ['Name', resource.name],
+      ['Type', resource.type],
+      ['State', stateCell(resource.state)],
+      ['Version', String(resource.version)],
+      ['Tags', list(resource.tags)],
+      ['Attributes', JSON.stringify(resource.attributes)],
+      ['Created', time(resource.createdAt)],
+      ['Updated', time(resource.updatedAt)],
+    ]),
+  );
+}
+
+export const resourceCommands: Command[] = [
+  {
+    name: 'resources list',
+    summary: 'list resources in creation order',
+    details: 'Every page, unless --limit or --offset asks for one page (with --json, the API page itself).',
+    options: {
+      type: { type: 'string', value: 'TYPE', help: `only this type: ${TYPES}` },
+      tag: { type: 'string', value: 'TAG', multiple: true, help: 'only resources with this tag (all must match)' },
+      limit: { type: 'string', value: 'N', help: 'one page of at most N resources (the API allows 1-500)' },
+      offset: { type: 'string', value: 'N', help: 'one page, starting after the first N resources' },
+    },
+    async run({ values, client }, output) {
+      const type = resourceTypeValue(values, 'type');
+      const tag = values.tag as string[] | undefined;
+      const limit = integerValue(values, 'limit');
+      const offset = integerValue(values, 'offset');
+      const query = { ...(type && { type }), ...(tag && { tag }) };
+      if (limit !== undefined || offset !== undefined) {
+        const page = await client().listResources({ query: { ...query, ...(limit !== undefined && { limit }), ...(offset !== undefined && { offset }) } });
+        return print(output, page, () => {
+          printResources(output, page.data);
+          if (page.hasMore) output.err(`${page.total} in all; the next page: --offset ${page.offset + page.data.length}`);
+        });
+      }
+      const resources: Resource[] = [];
+      for await (const resource of client().iterateResources(query)) resources.push(resource);
+      print(output, { data: resources }, () => printResources(output, resources));
+    },
+  },
+  {
+    name: 'resources get',
+    positionals: ['<id>'],
+    summary: 'show a resource',
+    options: {},
+    async run({ positionals, client }, output) {
+      const resource = await client().getResource({ path: { id: positionals[0]! } });
+      if (resource) printResource(output, resource);
+    },
+  },
+  {
+    name: 'resources set',
+    positionals: ['<id>', '<state>'],
+    summary: "set a resource's state",
+    details: `The state is read as the resource's type needs it: ${STATE_HELP}.`,
+    options: { 'if-match': IF_MATCH },
+    async run({ values, positionals, client }, output) {
+      const [id, text] = positionals as [string, string];
+      const header = ifMatchHeader(values);
+      const devdata = client();
+      // The state's kind depends on the resource's type, so the resource is read first.
+      const current = await devdata.getResource({ path: { id } });
+      if (!current) throw new Error('the resource was not returned');
+      // Without --if-match the state is set whatever changed in between, like the API without If-Match.
+      printResource(output, await devdata.updateResource({ path: { id }, header, body: { state: stateFor(current.type, text) } }));
+    },
+  },
+  {
+    name: 'resources create',
+    summary: 'create a resource',
+    options: {
+      name: { type: 'string', value: 'NAME', required: true, help: '1-200 characters' },
+      type: { type: 'string', value: 'TYPE', required: true, help: `one of ${TYPES}` },
+      state: { type: 'string', value: 'STATE', required: true, help: STATE_HELP },
+      attributes: ATTRIBUTES,
+      tags: TAGS,
+    },
+    async run({ values, client }, output) {
+      const type = resourceTypeValue(values, 'type')!;
+      const attributes = jsonObjectValue(values, 'attributes');
+      const tags = listValue(values, 'tags');
+      const body = {
+        name: requiredValue(values, 'name'),
+        type,
+        state: stateFor(type, requiredValue(values, 'state')),
+        ...(attributes && { attributes }),
+        ...(tags && { tags }),
+      };
+      printResource(output, await client().createResource({ body }));
+    },
+  },
+  {
+    name: 'resources update',
+    positionals: ['<id>'],
+    summary: "change a resource's name, state, attributes or tags",
+    details: 'Fields not given are left as they are; --attributes and --tags replace the whole value (--tags "" clears the tags).',
+    options: {
+      name: { type: 'string', value: 'NAME', help: '1-200 characters' },
+      state: { type: 'string', value: 'STATE', help: STATE_HELP },
+      attributes: ATTRIBUTES,
+      tags: TAGS,
+      'if-match': IF_MATCH,
+    },
+    async run({ values, positionals, client }, output) {
+      const id = positionals[0]!;
+      const header = ifMatchHeader(values);
+      const name = stringValue(values, 'name');
+      const text = stringValue(values, 'state');
+      const attributes = jsonObjectValue(values, 'attributes');
+      const tags = listValue(values, 'tags');
+      const changes = { ...(name !== undefined && { name }), ...(attributes && { attributes }), ...(tags && { tags }) };
+      someChange({ ...changes, ...(text !== undefined && { state: text }) }, '--name, --state, --attributes, --tags');
+      const devdata = client();
+      let state: { state?: string | number | boolean } = {};
+      if (text !== undefined) {
+        const current = await devdata.getResource({ path: { id } });
+        if (!current) throw new Error('the resource was not returned');
+        state = { state: stateFor(current.type, text) };
+      }
+      printResource(output, await devdata.updateResource({ path: { id }, header, body: { ...changes, ...state } }));
+    },
+  },
+  {
+    name: 'resources delete',
+    positionals: ['<id>'],
+    summary: 'delete a resource',
+    options: { 'if-match': IF_MATCH },
+    async run({ values, positionals, client }, output) {
+      const id = positionals[0]!;
+      await client().deleteResource({ path: { id }, header: ifMatchHeader(values) });
+      print(output, { id, deleted: true }, () => output.out(`Deleted ${id}.`));
+    },
+  },
+];

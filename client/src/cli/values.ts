@@ -1,0 +1,110 @@
+// Reading the command line's values: the client of --url and --api-key, numbers, JSON, lists,
+// a resource's state, If-Match; and Ctrl-C.
+import { DevdataClient, ifMatch } from '../client.js';
+import { RESOURCE_TYPES } from '../generated/values.js';
+import type { ResourceType } from '../types.js';
+import { UsageError, type Values } from './command.js';
+
+export function clientFor(values: Values): DevdataClient {
+  const baseUrl = stringValue(values, 'url') ?? process.env.DEVDATA_URL ?? 'http://localhost:8080';
+  try {
+    new URL(baseUrl);
+  } catch {
+    throw new UsageError(`--url is not a URL: ${baseUrl}`);
+  }
+  const apiKey = stringValue(values, 'api-key') ?? process.env.DEVDATA_API_KEY;
+  if (!apiKey) throw new UsageError('no credential: pass --api-key or set DEVDATA_API_KEY');
+  return new DevdataClient({ baseUrl, apiKey });
+}
+
+export function stringValue(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A value the command requires (declared `required`, so present once parsed). */
+export function requiredValue(values: Values, name: string): string {
+  return stringValue(values, name) as string;
+}
+
+export function integerValue(values: Values, name: string): number | undefined {
+  const value = stringValue(values, name);
+  if (value === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(value)) throw new UsageError(`--${name} must be a non-negative integer, not "${value}"`);
+  return Number(value);
+}
+
+/** A JSON object: --data, --attributes. */
+export function jsonObjectValue(values: Values, name: string): Record<string, unknown> | undefined {
+  const value = stringValue(values, name);
+  if (value === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new UsageError(`--${name} is not JSON: ${value}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--${name} must be a JSON object, such as '{"unit":"°C"}'`);
+  return parsed as Record<string, unknown>;
+}
+
+/** A comma-separated list: "a,b" → ["a", "b"]; "" → [] (to clear a list). */
+export function listValue(values: Values, name: string): string[] | undefined {
+  return stringValue(values, name)
+    ?.split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+export function resourceTypeValue(values: Values, name: string): ResourceType | undefined {
+  const type = stringValue(values, name);
+  if (type !== undefined && !(RESOURCE_TYPES as readonly string[]).includes(type))
+    throw new UsageError(`--${name} must be one of ${RESOURCE_TYPES.join(', ')}, not "${type}"`);
+  return type as ResourceType | undefined;
+}
+
+/** A state typed on the command line, read as the resource's type needs it. */
+export function stateFor(type: ResourceType, text: string): string | number | boolean {
+  switch (type) {
+    case 'binary_sensor':
+    case 'switch':
+      if (/^(true|on|1)$/i.test(text)) return true;
+      if (/^(false|off|0)$/i.test(text)) return false;
+      throw new UsageError(`a ${type} takes on or off (true/false), not "${text}"`);
+    case 'sensor':
+      return text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
+    default:
+      return text;
+  }
+}
+
+/** --if-match N (or the ETag "N"): the If-Match header for that resource version. */
+export function ifMatchHeader(values: Values): { 'if-match'?: string } {
+  const value = stringValue(values, 'if-match');
+  if (value === undefined) return {};
+  const version = /^"?(\d{1,15})"?$/.exec(value)?.[1];
+  if (version === undefined) throw new UsageError(`--if-match takes a resource version, such as 3, not "${value}"`);
+  return { 'if-match': ifMatch(Number(version)) };
+}
+
+/** --enable / --disable: the `enabled` field of an update, when one was given. */
+export function enabledValue(values: Values): { enabled?: boolean } {
+  if (values.enable && values.disable) throw new UsageError('--enable and --disable exclude each other');
+  return values.enable ? { enabled: true } : values.disable ? { enabled: false } : {};
+}
+
+/** Refuses an update that changes nothing. */
+export function someChange(body: object, flags: string): void {
+  if (Object.keys(body).length === 0) throw new UsageError(`nothing to change: give at least one of ${flags}`);
+}
+
+/** Aborted on the first Ctrl-C (or SIGTERM); a second one ends the process at once. */
+export function interruption(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort();
+  };
+  process.on('SIGINT', stop).on('SIGTERM', stop);
+  return controller.signal;
+}
