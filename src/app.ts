@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { openContext, type AppContext, type ContextOptions } from './context.js';
 import { installAccess } from './platform/access.js';
 import { BatchedLogDestination } from './platform/log-destination.js';
+import { ACCESS_LINE_MESSAGE, JSON_LOG_OUTPUT, type LogOutput, PrettyLogLines } from './platform/log-format.js';
 import { answerClientError, installHttpContract, sendError } from './platform/http-contract.js';
 import { installOpenApi } from './platform/openapi.js';
 import { requestIdFor } from './platform/request-id.js';
@@ -26,17 +27,22 @@ export interface BuildOptions extends ContextOptions {
   /** An already open context; the app then leaves closing it to the caller. */
   context?: AppContext;
   logger?: FastifyServerOptions['logger'];
+  /**
+   * Without `logger`: where the service's own lines go (standard output, batched, by default) and in
+   * which form (JSON lines by default; `devdata serve` on a terminal asks for pretty ones).
+   */
+  log?: { destination: BatchedLogDestination; output: LogOutput };
 }
 
-/** The service's own logger: JSON lines on standard output, batched per turn of the event loop. */
-function serviceLogger(config: Config, destination: BatchedLogDestination): FastifyBaseLogger {
+/** The service's own logger: JSON lines (or lines for people) on standard output, batched per turn of the event loop. */
+function serviceLogger(config: Config, destination: BatchedLogDestination, output: LogOutput): FastifyBaseLogger {
   return pino(
     {
       level: config.logLevel,
       // Secrets travel in these headers; nothing that logs a request may print them.
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
     },
-    destination,
+    output.format === 'pretty' ? new PrettyLogLines(destination, output.color) : destination,
   );
 }
 
@@ -45,9 +51,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const ownsContext = options.context === undefined;
   const { services } = context;
 
-  const destination = options.logger === undefined ? new BatchedLogDestination() : undefined;
+  const destination = options.logger === undefined ? (options.log?.destination ?? new BatchedLogDestination()) : undefined;
   const app = Fastify({
-    ...(destination ? { loggerInstance: serviceLogger(config, destination) } : { logger: options.logger }),
+    ...(destination ? { loggerInstance: serviceLogger(config, destination, options.log?.output ?? JSON_LOG_OUTPUT) } : { logger: options.logger }),
     genReqId: requestIdFor,
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
@@ -79,7 +85,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Through the root logger with the id, the same line request.log would write, without making it.
     app.log.info(
       { requestId: request.id, method: request.method, url: request.url, statusCode: status, responseTimeMs: Math.round(reply.elapsedTime * 10) / 10 },
-      'request completed',
+      ACCESS_LINE_MESSAGE,
     );
     done();
   });

@@ -3,17 +3,27 @@
 // own --help; a usage error names what is valid and exits 2, a failure the operator can act on exits 1.
 import { ConfigError, type Config } from './config.js';
 import { packageVersion } from './paths.js';
-import { type Command, commandNames, commandUsage, configFrom, findCommand, generalUsage, parseCommandArgs, UsageError } from './cli/command.js';
+import { commandNames, commandUsage, configFrom, findCommand, generalUsage, groupUsage, parseCommandArgs, subcommandsOf, UsageError } from './cli/command.js';
 import { COMMANDS } from './cli/commands.js';
 
-/** The command being run, for the usage printed after an error. */
-let current: Command | undefined;
+/** The usage printed after a usage error: that of the command or group being run, once known. */
+let usage = (): string => generalUsage(COMMANDS);
+
+const isHelpFlag = (word: string | undefined) => word === '--help' || word === '-h';
+
+/** `devdata help [command…]`: the usage of the whole, a group or a command. */
+function helpTopic(words: string[]): string {
+  if (words.length === 0) return generalUsage(COMMANDS);
+  const found = findCommand(COMMANDS, words);
+  if (found && found.rest.length === 0) return commandUsage(found.command);
+  const subcommands = words.length === 1 ? subcommandsOf(COMMANDS, words[0]!) : [];
+  if (subcommands.length > 0) return groupUsage(words[0]!, subcommands);
+  throw new UsageError(`no command "${words.join(' ')}"; commands: ${commandNames(COMMANDS)}`);
+}
 
 async function main(argv: string[]): Promise<void> {
-  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') {
-    const topic = argv[0] === 'help' ? findCommand(COMMANDS, argv.slice(1)) : undefined;
-    if (argv[0] === 'help' && argv.length > 1 && !topic) throw new UsageError(`no command "${argv.slice(1).join(' ')}"; commands: ${commandNames(COMMANDS)}`);
-    console.log(topic ? commandUsage(topic.command) : generalUsage(COMMANDS));
+  if (argv.length === 0 || isHelpFlag(argv[0]) || argv[0] === 'help') {
+    console.log(helpTopic(argv[0] === 'help' ? argv.slice(1) : []));
     return;
   }
   if (argv[0] === '--version' || argv[0] === '-V') {
@@ -22,16 +32,22 @@ async function main(argv: string[]): Promise<void> {
   }
   const found = findCommand(COMMANDS, argv);
   if (!found) {
-    const group = COMMANDS.filter((command) => command.name.startsWith(`${argv[0]} `)).map((command) => command.name);
-    if (group.length > 0 && (argv[1] === undefined || argv[1].startsWith('-'))) throw new UsageError(`"${argv[0]}" needs a subcommand: ${group.join(', ')}`);
-    const words = argv
-      .filter((word) => !word.startsWith('-'))
-      .slice(0, group.length > 0 ? 2 : 1)
-      .join(' ');
-    throw new UsageError(`unknown command "${words || argv[0]}"; commands: ${commandNames(COMMANDS)}`);
+    const group = argv[0]!;
+    const subcommands = subcommandsOf(COMMANDS, group);
+    if (subcommands.length === 0) throw new UsageError(`unknown command "${group}"; commands: ${commandNames(COMMANDS)}`);
+    usage = () => groupUsage(group, subcommands);
+    const names = commandNames(subcommands);
+    if (argv[1] === undefined || argv[1].startsWith('-')) {
+      if (argv.slice(1).some(isHelpFlag)) {
+        console.log(usage());
+        return;
+      }
+      throw new UsageError(`"${group}" needs a subcommand: ${names}`);
+    }
+    throw new UsageError(`unknown command "${group} ${argv[1]}"; the ${group} commands: ${names}`);
   }
   const { command, rest } = found;
-  current = command;
+  usage = () => commandUsage(command);
   const { values, positionals } = parseCommandArgs(command, rest);
   if (values.help) {
     console.log(commandUsage(command));
@@ -41,12 +57,12 @@ async function main(argv: string[]): Promise<void> {
   if (positionals.length < expected.length) throw new UsageError(`${expected[positionals.length]} is required`);
   if (positionals.length > expected.length) throw new UsageError(`unexpected argument "${positionals[expected.length]}"`);
   let config: Config | undefined;
-  await command.run({ values, positionals, config: () => (config ??= configFrom(values)) });
+  await command.run({ values, positionals, config: () => (config ??= configFrom(command, values)) });
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
-    console.error(`devdata: ${error.message}\n\n${current ? commandUsage(current) : generalUsage(COMMANDS)}`);
+    console.error(`devdata: ${error.message}\n\n${usage()}`);
     process.exit(2);
   }
   // A configuration error names its variable and what it accepts; anything else is a failure to act on.

@@ -5,6 +5,13 @@ import ipaddr from 'ipaddr.js';
 import { defaultKeyFile } from './platform/secrets-key.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** LOG_FORMAT: JSON lines, lines for people, or (auto) lines for people when standard output is a terminal. */
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormatSetting = (typeof LOG_FORMATS)[number];
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/devdata.db';
+/** What DATABASE_URL takes, as its refusal and the CLI's help say it. */
+export const DATABASE_URL_FORMS = 'sqlite:<path>, sqlite::memory: or postgres://…';
 
 export interface Config {
   port: number;
@@ -13,6 +20,11 @@ export interface Config {
   /** False when BASE_URL was not set: the server then derives it from the port it listens on. */
   baseUrlExplicit: boolean;
   databaseUrl: string;
+  /**
+   * Whether a SQLite file's missing directory is made (DATABASE_CREATE, `--create-database`); always
+   * for the default DATABASE_URL, so a fresh clone starts. Otherwise the CLI refuses to start.
+   */
+  databaseCreate: boolean;
   rateLimitPerMinute: number;
   /** Counted besides each credential's, so minting keys does not multiply an account's allowance. */
   rateLimitAccountPerMinute: number;
@@ -37,6 +49,7 @@ export interface Config {
    */
   secretsKeyFile: string | undefined;
   logLevel: LogLevel;
+  logFormat: LogFormatSetting;
   /**
    * Whose X-Forwarded-For to believe for the client address: nobody (false), any peer (true), or
    * only peers at these addresses or CIDR ranges (the reverse proxy's).
@@ -58,6 +71,7 @@ export const CONFIG_VARIABLES = [
   'HOST',
   'BASE_URL',
   'DATABASE_URL',
+  'DATABASE_CREATE',
   'RATE_LIMIT_PER_MINUTE',
   'RATE_LIMIT_ACCOUNT_PER_MINUTE',
   'RATE_LIMIT_ANON_PER_MINUTE',
@@ -73,6 +87,7 @@ export const CONFIG_VARIABLES = [
   'SECRETS_KEY',
   'SECRETS_KEY_FILE',
   'LOG_LEVEL',
+  'LOG_FORMAT',
   'TRUST_PROXY',
   'USAGE_FLUSH_INTERVAL_MS',
   'RETENTION_INTERVAL_MS',
@@ -130,11 +145,27 @@ function secretsKey(env: Env): Buffer | undefined {
 }
 
 function databaseUrl(env: Env): string {
-  const url = env.DATABASE_URL ?? 'sqlite:./data/devdata.db';
+  const url = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(url)) {
-    throw new ConfigError('DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…');
+    // Only the scheme of what was given: the rest of a URL may hold a password.
+    const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(url)?.[0];
+    const given = scheme ? `"${scheme}…"` : `"${url}"`;
+    throw new ConfigError(`DATABASE_URL must be ${DATABASE_URL_FORMS}, got ${given}`);
   }
   return url;
+}
+
+/** The file a DATABASE_URL names: none for PostgreSQL and for sqlite::memory:. */
+export function sqliteFile(databaseUrl: string): string | undefined {
+  if (!databaseUrl.startsWith('sqlite:') || databaseUrl === 'sqlite::memory:') return undefined;
+  return databaseUrl.slice('sqlite:'.length);
+}
+
+function logFormat(env: Env): LogFormatSetting {
+  const raw = env.LOG_FORMAT?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return 'auto';
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${env.LOG_FORMAT}"`);
+  return raw as LogFormatSetting;
 }
 
 function baseUrl(env: Env, port: number): string {
@@ -202,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: baseUrl(env, port),
     baseUrlExplicit: env.BASE_URL !== undefined && env.BASE_URL !== '',
     databaseUrl: database,
+    databaseCreate: boolean(env, 'DATABASE_CREATE', false) || database === DEFAULT_DATABASE_URL,
     rateLimitPerMinute,
     // The default follows the credential's allowance: room for ten busy keys of one account.
     rateLimitAccountPerMinute: integer(env, 'RATE_LIMIT_ACCOUNT_PER_MINUTE', Math.min(10 * rateLimitPerMinute, Number.MAX_SAFE_INTEGER), 1),
@@ -218,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretsKey: secretsKey(env),
     secretsKeyFile: defaultKeyFile(database, env.SECRETS_KEY_FILE),
     logLevel,
+    logFormat: logFormat(env),
     trustProxy: trustProxy(env),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 5000, 10, 86_400_000),
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),

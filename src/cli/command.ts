@@ -1,7 +1,9 @@
 // A command of the devdata CLI as a table entry, its options, its usage text and the parsing of
 // its arguments; the commands themselves are in commands.ts.
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../config.js';
+import { DATABASE_URL_FORMS, loadConfig, sqliteFile, type Config } from '../config.js';
 
 export type Values = Record<string, string | boolean | undefined>;
 
@@ -29,23 +31,37 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Names of the positional arguments it takes, all required. */
   positionals?: string[];
+  /**
+   * Opening the database makes it when there is none (a new SQLite file, migrated): such a command
+   * refuses a SQLite file in a directory that does not exist unless --create-database or
+   * DATABASE_CREATE says to make it. Backup and restore check the file themselves.
+   */
+  makesDatabase?: boolean;
   run(input: CommandInput): Promise<void>;
 }
 
 export const DATABASE_URL_OPTION: OptionSpec = {
   type: 'string',
   value: 'URL',
-  help: 'overrides DATABASE_URL (sqlite:<path>, sqlite::memory:, postgres://…)',
+  help: `overrides DATABASE_URL (${DATABASE_URL_FORMS})`,
+};
+const CREATE_DATABASE_OPTION: OptionSpec = {
+  type: 'boolean',
+  help: "create the SQLite file's directory if it does not exist (as DATABASE_CREATE=true)",
 };
 const HELP_OPTION: OptionSpec = { type: 'boolean', help: 'show this help' };
 export const JSON_OPTION = (shape: string): OptionSpec => ({ type: 'boolean', help: `print one JSON object: ${shape}` });
 
 export class UsageError extends Error {}
 
-const COMMON_OPTIONS: Record<string, OptionSpec> = { 'database-url': DATABASE_URL_OPTION, help: HELP_OPTION };
-
-function optionsOf(command: Command): Record<string, OptionSpec> {
-  return { ...command.options, ...COMMON_OPTIONS };
+/** A command's options: its own, then --database-url and --help, which every command takes (and --create-database where it makes databases). */
+export function optionsOf(command: Command): Record<string, OptionSpec> {
+  return {
+    ...command.options,
+    'database-url': DATABASE_URL_OPTION,
+    ...(command.makesDatabase ? { 'create-database': CREATE_DATABASE_OPTION } : {}),
+    help: HELP_OPTION,
+  };
 }
 
 function optionLabel(name: string, spec: OptionSpec): string {
@@ -80,6 +96,24 @@ export function generalUsage(commands: readonly Command[]): string {
     `  --database-url URL  ${DATABASE_URL_OPTION.help}`,
     '',
     'Configuration is read from the environment; see README.md.',
+  ].join('\n');
+}
+
+/** The commands of a group: `keys issue`, `keys list`… for `keys`; none for a word that names no group. */
+export function subcommandsOf(commands: readonly Command[], group: string): Command[] {
+  return commands.filter((command) => command.name.startsWith(`${group} `));
+}
+
+export function groupUsage(group: string, subcommands: readonly Command[]): string {
+  const names = subcommands.map((command) => command.name.slice(group.length + 1));
+  const width = Math.max(...names.map((name) => name.length));
+  return [
+    `Usage: devdata ${group} <subcommand> [options]`,
+    '',
+    'Subcommands:',
+    ...subcommands.map((command, index) => `  ${names[index]!.padEnd(width)}  ${command.summary}`),
+    '',
+    `devdata ${group} <subcommand> --help shows a subcommand's options.`,
   ].join('\n');
 }
 
@@ -122,10 +156,27 @@ export function parseCommandArgs(command: Command, rest: string[]): { values: Va
   }
 }
 
-export function configFrom(values: Values): Config {
+export function configFrom(command: Command, values: Values): Config {
   const env = { ...process.env };
   if (typeof values['database-url'] === 'string') env.DATABASE_URL = values['database-url'];
+  if (values['create-database'] === true) env.DATABASE_CREATE = 'true';
   if (typeof values.port === 'string') env.PORT = values.port;
   if (typeof values.host === 'string') env.HOST = values.host;
-  return loadConfig(env);
+  const config = loadConfig(env);
+  if (command.makesDatabase) checkDatabaseDirectory(config);
+  return config;
+}
+
+/**
+ * A SQLite file in a directory that does not exist is most likely a mistyped DATABASE_URL: refused
+ * (exit 1) rather than a new, empty database made there, unless asked for (docs/decisions.md,
+ * "Operator CLI"). The default DATABASE_URL's directory is made as ever, so a fresh clone starts.
+ */
+function checkDatabaseDirectory(config: Config): void {
+  const file = sqliteFile(config.databaseUrl);
+  if (file === undefined || config.databaseCreate) return;
+  const directory = resolve(dirname(file));
+  if (!existsSync(directory)) {
+    throw new Error(`the directory ${directory} of DATABASE_URL does not exist; create it, or pass --create-database / set DATABASE_CREATE=true to create it`);
+  }
 }

@@ -72,74 +72,10 @@ async function withContext<T>(config: Config, work: (context: AppContext) => Pro
   }
 }
 
-/** Says where the key of the webhook signing secrets is, once at start (never the key itself). */
-function logSecrets(log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void }, context: AppContext): void {
-  const status = context.secrets;
-  if (!status) return;
-  const file = status.file;
-  if (status.warning) log.warn({ secretsKeyFile: file }, status.warning);
-  if (status.finishedRotation) log.warn({ secretsKeyFile: file }, `finished a key rotation that was interrupted: ${file}.new replaced ${file}`);
-  if (status.source === 'environment') log.info({ secretsKey: 'SECRETS_KEY' }, 'webhook signing secrets are sealed with SECRETS_KEY');
-  else if (status.source === 'memory')
-    log.info({ secretsKey: 'memory' }, 'in-memory database: webhook signing secrets are sealed with a key of this process alone');
-  else if (status.created) {
-    log.info(
-      { secretsKeyFile: file },
-      `made the secrets key file ${file} (mode 0600): webhook signing secrets are sealed with it. Keep a copy apart from your backups, which never contain it`,
-    );
-  } else log.info({ secretsKeyFile: file }, `webhook signing secrets are sealed with the key in ${file}`);
-  if (status.source === 'file' && context.storage.backend === 'postgres') {
-    log.warn({ secretsKeyFile: file }, `on PostgreSQL every process needs the same key: set SECRETS_KEY, or give every process a copy of ${file}`);
-  }
-  if (status.sealedNow > 0)
-    log.info({ sealed: status.sealedNow }, `sealed ${status.sealedNow} webhook signing secret(s) an older release stored in plain text`);
-}
-
-async function serve(config: Config): Promise<void> {
-  const { buildApp, listen } = await import('../app.js');
-  const app = await buildApp(config);
-  if (config.webhookAllowPrivateTargets) {
-    app.log.warn('WEBHOOK_ALLOW_PRIVATE_TARGETS is on: webhooks may reach loopback and private addresses. Development only.');
-  }
-  logSecrets(app.log, app.context);
-  const { migrationsApplied } = app.context;
-  if (migrationsApplied.length > 0) app.log.info({ migrations: migrationsApplied }, `applied ${migrationsApplied.length} database migration(s)`);
-  let closing = false;
-  let closeMetrics: (() => Promise<void>) | undefined;
-  const shutdown = (signal: string) => {
-    if (closing) {
-      app.log.warn({ signal }, 'second signal: exiting without waiting');
-      process.exit(1);
-    }
-    closing = true;
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    app.close().then(
-      async () => {
-        await closeMetrics?.();
-        process.exit(0);
-      },
-      (error: unknown) => {
-        app.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  const address = await listen(app, config, { port: config.port, host: config.host });
-  app.log.info({ address, port: (app.server.address() as { port: number }).port, baseUrl: config.baseUrl }, `devdata listening on ${address}`);
-  const { metrics } = app.context;
-  if (metrics && config.metrics) {
-    const { listenMetrics } = await import('../platform/metrics-server.js');
-    const listener = await listenMetrics(metrics, config.metrics.host, config.metrics.port);
-    closeMetrics = () => listener.close();
-    app.log.info({ metricsUrl: listener.url, metricsPort: listener.port }, `metrics on ${listener.url}`);
-  }
-}
-
 export const COMMANDS: Command[] = [
   {
     name: 'serve',
+    makesDatabase: true,
     args: '[--port N] [--host ADDR]',
     summary: 'start the HTTP server (applies pending migrations first)',
     details: 'Runs until SIGTERM or SIGINT, then finishes the requests in flight, writes buffered usage counters and closes the database.',
@@ -147,10 +83,14 @@ export const COMMANDS: Command[] = [
       port: { type: 'string', value: 'N', help: 'overrides PORT (0 = any free port)' },
       host: { type: 'string', value: 'ADDR', help: 'overrides HOST (0.0.0.0 accepts remote connections)' },
     },
-    run: ({ config }) => serve(config()),
+    async run({ config }) {
+      const { serve } = await import('./serve.js');
+      await serve(config());
+    },
   },
   {
     name: 'migrate',
+    makesDatabase: true,
     args: '',
     summary: 'apply pending database migrations and exit',
     details: '`serve` does this itself at start (under a lock, so several processes may start at once); this is for operators who prefer an explicit step.',
@@ -169,6 +109,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'accounts create',
+    makesDatabase: true,
     args: '--name NAME [--email EMAIL] [--scopes a,b] [--expires-in-days N] [--json]',
     summary: 'create an account and its first API key (every scope, 365 days)',
     details: 'The key is printed once; only its SHA-256 hash is stored.',
@@ -200,6 +141,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'accounts list',
+    makesDatabase: true,
     args: '[--json]',
     summary: 'list the accounts, oldest first, with their count of active keys',
     options: { json: JSON_OPTION('{"accounts":[{"id","name","email","origin","createdAt","activeKeys"}]}') },
@@ -215,6 +157,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'keys issue',
+    makesDatabase: true,
     args: '--account ID --name NAME [--scopes a,b] [--expires-in-days N] [--json]',
     summary: 'issue another API key for an account',
     details: 'The key is printed once; only its SHA-256 hash is stored.',
@@ -241,6 +184,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'keys list',
+    makesDatabase: true,
     args: '--account ID [--json]',
     summary: "list an account's API keys with their state (never a secret)",
     details: 'Revoked and expired keys are listed too, with STATUS saying which.',
@@ -259,6 +203,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'keys revoke',
+    makesDatabase: true,
     args: 'KEY_ID [--json]',
     summary: 'revoke an API key now',
     details:
@@ -323,6 +268,7 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'secrets rotate-key',
+    makesDatabase: true,
     args: '[--servers-stopped]',
     summary: 'seal every webhook signing secret again under a new secrets key',
     details:

@@ -1,6 +1,7 @@
 // The operator settings added for running the service: who is trusted as a proxy, where metrics
-// listen, where the secrets key file lives.
+// listen, where the secrets key file lives, the database and the form of the log lines.
 import { resolve } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
@@ -43,5 +44,56 @@ describe('SECRETS_KEY_FILE', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db.internal/devdata' }).secretsKeyFile).toBe(resolve('data', 'secrets.key'));
     expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).secretsKeyFile).toBeUndefined();
     expect(loadConfig({ DATABASE_URL: 'sqlite::memory:', SECRETS_KEY_FILE: '/etc/devdata/key' }).secretsKeyFile).toBe('/etc/devdata/key');
+  });
+});
+
+describe('DATABASE_URL and DATABASE_CREATE', () => {
+  it('refuses every value that is neither sqlite: nor postgres://, naming the valid forms and at most the scheme of what was given', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.webUrl({ withQueryParameters: true }),
+          fc
+            .tuple(fc.constantFrom('mysql', 'file', 'sqlite3', 'postgre', 'http', 'pg'), fc.webAuthority({ withUserInfo: true }))
+            .map(([scheme, rest]) => `${scheme}://${rest}`),
+        ),
+        (url) => {
+          fc.pre(!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(url));
+          let error: unknown;
+          try {
+            loadConfig({ DATABASE_URL: url });
+          } catch (caught) {
+            error = caught;
+          }
+          expect(error, url).toBeInstanceOf(ConfigError);
+          const message = (error as Error).message;
+          expect(message.startsWith('DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…, got "')).toBe(true);
+          // What follows the scheme (a user and password, a host) is never repeated.
+          const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(url)?.[0];
+          if (scheme) expect(message.endsWith(`got "${scheme}…"`), message).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it('creates a missing directory for the default DATABASE_URL; for another only when DATABASE_CREATE says so', () => {
+    expect(loadConfig({}).databaseCreate).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'sqlite:./data/devdata.db' }).databaseCreate).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/devdata/devdata.db' }).databaseCreate).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/devdata/devdata.db', DATABASE_CREATE: 'true' }).databaseCreate).toBe(true);
+    expect(loadConfig({ DATABASE_CREATE: 'false' }).databaseCreate).toBe(true);
+    expect(() => loadConfig({ DATABASE_CREATE: 'sometimes' })).toThrow(/DATABASE_CREATE must be true or false, got "sometimes"/);
+  });
+});
+
+describe('LOG_FORMAT', () => {
+  it('is auto by default; json, pretty or auto in any case; anything else is refused with the valid values', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: '' }).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'JSON' }).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: ' pretty ' }).logFormat).toBe('pretty');
+    expect(loadConfig({ LOG_FORMAT: 'auto' }).logFormat).toBe('auto');
+    expect(() => loadConfig({ LOG_FORMAT: 'text' })).toThrow('LOG_FORMAT must be one of auto, json, pretty, got "text"');
   });
 });

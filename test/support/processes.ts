@@ -61,8 +61,10 @@ export class ServerProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private waiters: Array<() => void> = [];
 
-  constructor(env: NodeJS.ProcessEnv, cwd: string) {
-    this.child = track(spawn(process.execPath, [CLI, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  /** `command`: another way to start it (under `script` for a terminal); its standard input is then a pipe. */
+  constructor(env: NodeJS.ProcessEnv, cwd: string, command?: { file: string; args: string[] }) {
+    const [file, args] = command ? [command.file, command.args] : [process.execPath, [CLI, 'serve']];
+    this.child = track(spawn(file, args, { cwd, env, stdio: [command ? 'pipe' : 'ignore', 'pipe', 'pipe'] }));
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       this.notify();
@@ -102,11 +104,20 @@ export class ServerProcess {
   }
 
   /** Resolves with the first log line that matches, failing after `timeoutMs` (generous: servers start slowly on a loaded machine) or if the process exits first. */
-  async waitForLog(match: (line: Record<string, unknown>) => boolean, what: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+  waitForLog(match: (line: Record<string, unknown>) => boolean, what: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+    return this.waitFor(() => this.logLines().find(match), what, timeoutMs);
+  }
+
+  /** Resolves with the first match of `pattern` in standard output (lines for people rather than JSON), as waitForLog does. */
+  waitForOutput(pattern: RegExp, what: string, timeoutMs = 30_000): Promise<RegExpExecArray> {
+    return this.waitFor(() => pattern.exec(this.stdout) ?? undefined, what, timeoutMs);
+  }
+
+  private async waitFor<T>(probe: () => T | undefined, what: string, timeoutMs: number): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const found = this.logLines().find(match);
-      if (found) return found;
+      const found = probe();
+      if (found !== undefined) return found;
       if (this.child.exitCode !== null || this.child.signalCode !== null) {
         throw new Error(`server exited before logging ${what}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
       }

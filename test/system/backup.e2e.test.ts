@@ -2,7 +2,7 @@
 // key"): the built server and CLI as child processes on SQLite files in a temporary directory.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import SQLite from '../../src/storage/sqlite-driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../src/platform/secret-box.js';
@@ -79,6 +79,7 @@ describe('backup and restore of a running SQLite server', () => {
 
   beforeAll(async () => {
     dbPath = join(workDir, 'live', 'data', 'devdata.db');
+    mkdirSync(dirname(dbPath), { recursive: true });
     keyFile = join(workDir, 'live', 'data', 'secrets.key');
     env = envFor(dbPath);
     server = new ServerProcess(env, workDir);
@@ -332,6 +333,7 @@ describe('backup and restore of a running SQLite server', () => {
 describe('secrets an older release stored in plain text', () => {
   it('are sealed at the first start without SECRETS_KEY, and leave no plain copy in the database file', async () => {
     const dbPath = join(workDir, 'legacy', 'devdata.db');
+    mkdirSync(dirname(dbPath));
     const env = envFor(dbPath);
     const migrate = await run(process.execPath, [CLI, 'migrate'], { env, cwd: workDir });
     expect(migrate.code, migrate.stderr).toBe(0);

@@ -1,7 +1,7 @@
 // End to end through the built operator CLI (docs/decisions.md: "Operator CLI"): `node dist/cli.js …` as a child
 // process on a temporary SQLite file, and the server it starts called over real HTTP.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +70,7 @@ describe('devdata CLI (built)', () => {
 
   beforeAll(() => {
     dbPath = join(workDir, 'cli', 'x.db');
+    mkdirSync(join(workDir, 'cli'));
     env = cleanEnv({ DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'info' });
   });
 
@@ -185,7 +186,7 @@ describe('devdata CLI (built)', () => {
 
   it('--database-url overrides DATABASE_URL', async () => {
     const other = join(workDir, 'flag', 'other.db');
-    const result = await cli('migrate', '--database-url', `sqlite:${other}`);
+    const result = await cli('migrate', '--database-url', `sqlite:${other}`, '--create-database');
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(other)).toBe(true);
   });
@@ -266,7 +267,7 @@ describe('devdata CLI (built)', () => {
 
     const option = await cli('keys', 'list', '--acount', account.id);
     expect(option.code).toBe(2);
-    expect(option.stderr).toContain('unknown option --acount for "keys list"; its options: --account, --json, --database-url, --help');
+    expect(option.stderr).toContain('unknown option --acount for "keys list"; its options: --account, --json, --database-url, --create-database, --help');
 
     const scope = await cli('keys', 'issue', '--account', account.id, '--name', 'x', '--scopes', 'resources:reed');
     expect(scope.code).toBe(2);
@@ -290,7 +291,7 @@ describe('devdata CLI (built)', () => {
 
     const config = await run(process.execPath, [CLI, 'accounts', 'list'], { env: { ...env, DATABASE_URL: 'mysql://nope' } });
     expect(config.code).toBe(2);
-    expect(config.stderr).toContain('DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://');
+    expect(config.stderr).toContain('DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…, got "mysql:…"');
   });
 
   it('accounts list shows every account with its count of active keys, as JSON and as a table', async () => {

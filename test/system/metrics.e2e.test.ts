@@ -3,7 +3,7 @@
 // scraped and parsed with a Prometheus text-format parser (parse-prometheus-text-format).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat, { type MetricFamily, type Sample } from 'parse-prometheus-text-format';
@@ -117,6 +117,7 @@ describe('metrics on a port of their own', () => {
   };
 
   beforeAll(async () => {
+    mkdirSync(join(workDir, 'data'));
     const created = await run(process.execPath, [CLI, 'accounts', 'create', '--name', 'Watched', '--json'], { env: env(), cwd: workDir });
     expect(created.code, created.stderr).toBe(0);
     key = JSON.parse(created.stdout).apiKey.key;

@@ -115,6 +115,7 @@ describeWithNginx('deploy/nginx.conf in front of devdata', () => {
     certificate = readFileSync(join(dir, 'cert.pem'), 'utf8');
 
     const dbPath = join(dir, 'data', 'devdata.db');
+    mkdirSync(join(dir, 'data'));
     const env = cleanEnv({
       DATABASE_URL: `sqlite:${dbPath}`,
       HOST: '127.0.0.1',
