@@ -7,12 +7,12 @@ import { openContext, type AppContext, type ContextOptions } from './context.js'
 import { installAccess } from './platform/access.js';
 import { BatchedLogDestination } from './platform/log-destination.js';
 import { ACCESS_LINE_MESSAGE, JSON_LOG_OUTPUT, type LogOutput, PrettyLogLines } from './platform/log-format.js';
-import { answerClientError, installHttpContract, sendError } from './platform/http-contract.js';
+import { answerClientError, frameworkProblem, installHttpContract, sendError } from './platform/http-contract.js';
 import { installOpenApi } from './platform/openapi.js';
 import { requestIdFor } from './platform/request-id.js';
 import { lazyChildLogger } from './platform/request-logger.js';
 import { installValidation } from './platform/validation.js';
-import { BODY_LIMIT } from './platform/request-limits.js';
+import { BODY_LIMIT, MAX_PATH_PARAMETER_LENGTH } from './platform/request-limits.js';
 import { UNMATCHED_ROUTE } from './platform/metrics.js';
 import { AREAS } from './areas/index.js';
 import { startBackgroundWork } from './workers/background.js';
@@ -61,11 +61,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     return503OnClosing: true,
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
-      sendError(request, reply, { status: 400, code: 'invalid_request', message: error.message });
+      sendError(request, reply, frameworkProblem(error));
     },
   });
   app.decorate('context', context);

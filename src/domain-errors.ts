@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   'insufficient_scope',
   'signup_closed',
   'not_found',
+  'method_not_allowed',
   'conflict',
   'cursor_expired',
   'precondition_failed',

@@ -2,14 +2,12 @@
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { isDisplayName } from '../platform/schemas.js';
-import { ALL_SCOPES, isScope, type Scope } from '../platform/scopes.js';
+import { isScope, SCOPE_LIST, type Scope } from '../platform/scopes.js';
 import { type Command, JSON_OPTION, UsageError, type Values } from './command.js';
 
 // The server, storage and services are loaded by the commands that use them, so --help,
 // --version and usage errors answer at once.
 const operator = () => import('../operator.js');
-
-const SCOPE_LIST = ALL_SCOPES.join(', ');
 
 function parseScopes(raw: string | undefined): Scope[] | undefined {
   if (raw === undefined) return undefined;

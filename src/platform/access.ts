@@ -29,13 +29,19 @@ type Binding = RateLimitDecision & { perAccount?: true };
 interface Presented {
   secret: string | undefined;
   sent: boolean;
+  /** An Authorization header that is not `Bearer <secret>`: another scheme, or a bare key. */
+  malformed?: true;
 }
+
+/** What a caller whose Authorization header is not `Bearer <secret>` is told. */
+const AUTHORIZATION_FORM =
+  'The Authorization header must be "Bearer <key>": the word Bearer, a space, then the API key (ddk_…) or access token (dda_…); an API key may go in the X-API-Key header instead';
 
 function presentedSecret(request: FastifyRequest): Presented {
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const match = /^Bearer +(\S+) *$/i.exec(authorization);
-    return { secret: match?.[1], sent: true };
+    return match ? { secret: match[1], sent: true } : { secret: undefined, sent: true, malformed: true };
   }
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string') return { secret: apiKey.trim(), sent: true };
@@ -133,6 +139,8 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
     if (access === 'public' || access === 'unmetered') return false;
     const credential = request.credential;
     if (!credential) {
+      // RFC 6750 §3.1: a request in another scheme presented no bearer token, so its challenge names no error.
+      if (presented.malformed) throw unauthorized(AUTHORIZATION_FORM, false);
       throw unauthorized(presented.sent ? 'The credential is invalid, expired or revoked' : 'A credential is required', presented.sent);
     }
     if (!hasScopes(credential, access.scopes)) throw insufficientScope(access.scopes);

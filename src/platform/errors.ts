@@ -14,6 +14,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   insufficient_scope: 403,
   signup_closed: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   cursor_expired: 410,
   precondition_failed: 412,
@@ -27,8 +28,6 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>();
 for (const [code, status] of Object.entries(STATUS_BY_CODE) as Array<[ErrorCode, number]>) if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code);
-// Fastify's 405 for a known path: the API has no method-not-allowed code.
-CODE_BY_STATUS.set(405, 'not_found');
 
 /** The code for an error status Fastify or Node.js produced without a DomainError (the table read backwards). */
 export function codeForStatus(status: number): ErrorCode {

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from './request-id.js';
+import { recordRouteMethods, type RouteMethods } from './allowed-methods.js';
 import { DomainError, type ErrorDetail } from '../domain-errors.js';
 import { codeForStatus, errorHeaders, STATUS_BY_CODE } from './errors.js';
 import {
@@ -11,13 +12,15 @@ import {
   MAX_ERROR_DETAIL_STRING_LENGTH,
   MAX_ERROR_MESSAGE_LENGTH,
   MAX_JSON_DEPTH,
+  MAX_PATH_PARAMETER_LENGTH,
   NUL_MESSAGE,
   jsonTextProblem,
   nulPath,
   truncated,
   urlEncodedNul,
 } from './request-limits.js';
-import { noteBodyLength, validationDetails } from './validation.js';
+import { noteBodyLength } from './validation.js';
+import { PART_NAMES, validationDetails } from './validation-messages.js';
 
 export interface ErrorResponse {
   status: number;
@@ -34,7 +37,7 @@ export function describeError(error: FastifyError | DomainError | Error): ErrorR
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
-    const part = fastifyError.validationContext ?? 'request';
+    const part = PART_NAMES[fastifyError.validationContext ?? ''] ?? 'request';
     const details = validationDetails(fastifyError.validation).slice(0, MAX_ERROR_DETAILS).map(boundedDetail);
     return {
       status: 400,
@@ -134,6 +137,51 @@ export function addContractHeaders(request: FastifyRequest, reply: FastifyReply)
   }
 }
 
+/**
+ * Why a JSON body the parser refused is not JSON, with where when the engine says (its message
+ * without the quoted input), or why it is refused though it is JSON: a `__proto__` or
+ * `constructor.prototype` key, which could poison what reads the object later.
+ */
+export function jsonBodyProblem(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    const reason = (error as Error).message.replace(/, ".*" is not valid JSON$/s, '').replace(/ in JSON at position (\d+).*$/s, (_match, at: string) => {
+      const before = text.slice(0, Number(at));
+      const line = before.split('\n').length;
+      return ` at position ${at} (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+    });
+    return `The body is not valid JSON: ${reason}`;
+  }
+  return 'The body may not use __proto__ or constructor.prototype as a key';
+}
+
+/** The answer to a request the router could not read, in the API's words rather than Fastify's. */
+export function frameworkProblem(error: FastifyError): ErrorResponse {
+  const message =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'The request path is not valid: each % must begin a percent-encoded UTF-8 character (%XX)'
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? `The request path has a segment longer than ${MAX_PATH_PARAMETER_LENGTH} characters`
+        : 'The request could not be routed';
+  return { status: 400, code: 'invalid_request', message };
+}
+
+/** The answer to a request no route matched: 405 with `Allow` when the path has other methods, else 404. */
+function unmatched(request: FastifyRequest, routes: RouteMethods): ErrorResponse {
+  const target = request.url.split(/[?#]/)[0] ?? '';
+  const methods = routes.of(target);
+  if (methods.length === 0) return { status: 404, code: 'not_found', message: `No route for ${request.method} ${target}` };
+  // A preflight is answered wherever CORS applies (cors.ts decided it for this request), so OPTIONS is a method of those paths.
+  const allowed = request.corsAllowed ? [...methods, 'OPTIONS'] : methods;
+  return {
+    status: 405,
+    code: 'method_not_allowed',
+    message: `${target} does not take ${request.method}; it takes ${allowed.join(', ')}`,
+    headers: { allow: allowed.join(', ') },
+  };
+}
+
 export function installHttpContract(app: FastifyInstance): void {
   // JSON is the only body type of the API (the OAuth routes add form data in their own scope).
   // An empty body parses to nothing, so POSTs that take no body may still send the header.
@@ -145,7 +193,7 @@ export function installHttpContract(app: FastifyInstance): void {
     const problem = jsonTextProblem(text, MAX_JSON_DEPTH);
     if (problem === 'too_deep') return done(new DomainError('invalid_request', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     parseJson(request, text, (error, parsed) => {
-      if (error) return done(error, undefined);
+      if (error) return done(new DomainError('invalid_request', jsonBodyProblem(text)), undefined);
       if (problem === 'nul') {
         const path = nulPath(parsed) ?? '/';
         return done(new DomainError('invalid_request', `${path} ${NUL_MESSAGE}`, [{ path, message: NUL_MESSAGE }]), undefined);
@@ -172,7 +220,7 @@ export function installHttpContract(app: FastifyInstance): void {
     return sendError(request, reply, response);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, { status: 404, code: 'not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  // No route matched: a path the API does not have (404), or one it has with other methods (405).
+  const routes = recordRouteMethods(app);
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, unmatched(request, routes)));
 }

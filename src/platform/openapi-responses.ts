@@ -31,6 +31,7 @@ const MEANING: Readonly<Record<ErrorCode, string>> = {
   insufficient_scope: 'the credential lacks a scope the operation needs',
   signup_closed: 'signup is closed: the service has reached its capacity',
   not_found: 'no such record in this account',
+  method_not_allowed: 'the path does not take this method; `Allow` lists the methods it takes',
   conflict: 'the request conflicts with what is stored',
   cursor_expired: 'the cursor is older than the retained events (`details[0].oldestCursor` is the oldest that works)',
   precondition_failed: 'If-Match names another version than the current one (`details[0].currentVersion`)',

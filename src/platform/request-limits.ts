@@ -11,6 +11,13 @@ export const MAX_JSON_DEPTH = 32;
 /** A failing body up to this size has every failing field listed; a larger one only its first. */
 export const FULL_VALIDATION_MAX_BYTES = 16 * 1024;
 
+/**
+ * The longest path segment the router hands on as a parameter; a longer one is refused before any
+ * route (400 without details). Far above what ids need, so that a long id meets its schema's bound
+ * (100) and is told which parameter and why.
+ */
+export const MAX_PATH_PARAMETER_LENGTH = 1024;
+
 /** The most `details` an error body lists. */
 export const MAX_ERROR_DETAILS = 10;
 

@@ -1,6 +1,7 @@
 // Schemas shared by every area; registered once as OpenAPI components and referenced by `$id`.
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { CUT_OFF_REASONS, type CutOffReason } from './credential.js';
+import { ERROR_CODES } from '../domain-errors.js';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
 
@@ -18,12 +19,18 @@ export const ErrorSchema = Type.Object(
   {
     error: Type.Object(
       {
-        code: Type.String({ description: 'Stable machine-readable code, e.g. invalid_request' }),
+        code: Type.String({ description: `Stable machine-readable code, one of the closed set: ${ERROR_CODES.join(', ')}` }),
         message: Type.String(),
         requestId: Type.String(),
         details: Type.Optional(
           Type.Array(
-            Type.Object({ path: Type.String({ description: 'JSON pointer to the offending field' }), message: Type.String() }, { additionalProperties: true }),
+            Type.Object(
+              {
+                path: Type.String({ description: 'JSON pointer to the offending field: `/name` in the body, `/limit` in the query string' }),
+                message: Type.String({ description: 'What is wrong with it, with the allowed values or range where there are few' }),
+              },
+              { additionalProperties: true },
+            ),
           ),
         ),
       },
@@ -43,7 +50,13 @@ const DISPLAY_NAME = new RegExp(DISPLAY_NAME_PATTERN, 'u');
  * so a control character can never be the one required non-blank character.
  */
 export function DisplayName(maxLength = 100) {
-  return Type.String({ minLength: 1, maxLength, pattern: DISPLAY_NAME_PATTERN });
+  // The description is also what a client is told when the pattern refuses a name (validation-messages.ts).
+  return Type.String({
+    minLength: 1,
+    maxLength,
+    pattern: DISPLAY_NAME_PATTERN,
+    description: `1-${maxLength} characters, not only white space, and no control characters`,
+  });
 }
 
 /** The DisplayName rule, for names that arrive outside HTTP (the operator CLI). */

@@ -157,9 +157,12 @@ describe('GET /api/v1/audit', () => {
     // `key` alone is an exact type that matches nothing; `key.` is not a prefix either.
     expect((await audit(caller.key, '?type=key')).json.data).toEqual([]);
     expect((await audit(caller.key, '?type=key.')).json.data).toEqual([]);
-    // SQL wildcards in a prefix are taken literally.
-    expect((await audit(caller.key, '?type=%25.*')).json.data).toEqual([]);
+    // `_` (a SQL wildcard) is taken literally; `%` is no character of a type, so it is refused.
     expect((await audit(caller.key, '?type=_ey.*')).json.data).toEqual([]);
+    const refused = await audit(caller.key, '?type=%25.*');
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.details).toEqual([{ path: '/type', message: expect.stringContaining('a prefix ending in `.*`') }]);
+    expect((await audit(caller.key, '?type=key*')).status).toBe(400);
 
     // A filtered page: hasMore counts only matching records.
     const filteredPage = await audit(caller.key, '?type=key.*&limit=3');

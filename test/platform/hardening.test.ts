@@ -265,12 +265,20 @@ describe('caching', () => {
 });
 
 describe('OPTIONS outside CORS', () => {
-  it('answers 404 not_found, without asking for a credential, where CORS does not apply', async () => {
-    for (const path of ['/health', '/oauth/authorize', '/api/v1/developer/session', '/nowhere', '/api/v1/developer/signup']) {
+  it('answers 405 method_not_allowed on a path it has (404 on one it has not), without asking for a credential, where CORS does not apply', async () => {
+    const answers: Array<[path: string, status: number, code: string]> = [
+      ['/health', 405, 'method_not_allowed'],
+      ['/oauth/authorize', 405, 'method_not_allowed'],
+      ['/api/v1/developer/session', 405, 'method_not_allowed'],
+      ['/nowhere', 404, 'not_found'],
+      ['/api/v1/developer/signup', 405, 'method_not_allowed'],
+    ];
+    for (const [path, status, code] of answers) {
       for (const headers of [{}, { origin: 'https://docs.example', 'access-control-request-method': 'GET' }] as Array<Record<string, string>>) {
         const response = await fetch(`${base}${path}`, { method: 'OPTIONS', headers });
         const body = (await response.json()) as { error: { code: string } };
-        expect({ path, status: response.status, code: body.error.code }).toEqual({ path, status: 404, code: 'not_found' });
+        expect({ path, status: response.status, code: body.error.code }).toEqual({ path, status, code });
+        expect(response.headers.get('allow')?.includes('OPTIONS') ?? false).toBe(false);
         expect(response.headers.get('www-authenticate')).toBeNull();
         expect(response.headers.get('access-control-allow-origin')).toBeNull();
       }

@@ -134,9 +134,48 @@ describe('HTTP contract', () => {
       expect(header(response, 'x-content-type-options')).toBe('nosniff');
     });
 
-    it('answers an unknown route outside /api/v1 and an unknown method the same way', async () => {
+    it('answers an unknown route outside /api/v1 the same way', async () => {
       expectErrorBody(await app().request({ url: '/nope' }), 404, 'not_found');
-      expectErrorBody(await app().request({ method: 'PUT', url: '/api/v1', key: manager.key }), 404, 'not_found');
+    });
+  });
+
+  describe('405', () => {
+    it('answers a method the path does not take with 405 method_not_allowed and Allow, without a credential', async () => {
+      const cases: Array<[method: string, url: string, allow: string]> = [
+        ['PUT', '/api/v1', 'GET, HEAD, OPTIONS'],
+        ['PUT', '/api/v1/resources/res_anything', 'GET, HEAD, PATCH, DELETE, OPTIONS'],
+        ['DELETE', '/api/v1/events', 'GET, HEAD, POST, OPTIONS'],
+        // The stream has no HEAD route (it would hold a place and send nothing): Allow says so.
+        ['HEAD', '/api/v1/events/stream', 'GET, OPTIONS'],
+        ['PATCH', '/api/v1/keys', 'GET, HEAD, POST, OPTIONS'],
+        ['POST', '/api/v1/%72esources/res_x', 'GET, HEAD, PATCH, DELETE, OPTIONS'],
+        // No CORS on the developer routes and /health: OPTIONS is no method of theirs.
+        ['OPTIONS', '/health', 'GET, HEAD'],
+        ['DELETE', '/api/v1/developer/session', 'GET, HEAD'],
+      ];
+      for (const [method, url, allow] of cases) {
+        for (const key of [undefined, manager.key]) {
+          const response = await app().request({ method, url, key });
+          expect([response.status, header(response, 'allow')], `${method} ${url}`).toEqual([405, allow]);
+          expect(header(response, 'www-authenticate')).toBeUndefined();
+          expectRateLimitHeaders(response);
+          if (method === 'HEAD') continue;
+          expectErrorBody(response, 405, 'method_not_allowed');
+          expect(response.json.error.message).toContain(`does not take ${method}; it takes ${allow}`);
+        }
+      }
+    });
+
+    it('still answers 404 for a path no route has, whatever the method', async () => {
+      for (const [method, url] of [
+        ['PUT', '/api/v1/nope'],
+        ['GET', '/api/v1/resources/res_x/extra'],
+        ['DELETE', '/api/v1/developer%2Fsession'],
+      ] as const) {
+        const response = await app().request({ method, url, key: manager.key });
+        expectErrorBody(response, 404, 'not_found');
+        expect(header(response, 'allow')).toBeUndefined();
+      }
     });
   });
 
@@ -254,7 +293,7 @@ describe('HTTP contract', () => {
       expect(new Set(details.map((detail) => `${detail.path} ${detail.message}`)).size).toBe(details.length);
       expect(response.json.error.message).toMatch(/^Invalid body: /);
       for (const detail of details) expect(response.json.error.message).toContain(`${detail.path} ${detail.message}`);
-      expect(response.json.error.message).toContain('/bogus is not an allowed field');
+      expect(response.json.error.message).toContain('/bogus is not a field of this request; allowed: name, scopes, expiresInDays');
     });
   });
 

@@ -168,16 +168,17 @@ describe('schedules', () => {
         [{ type: 'set_state', resourceId: lamp.id, state: 1 }, '/action/state'],
         [{ type: 'set_state', resourceId: thermometer.id, state: true }, '/action/state'],
         [{ type: 'set_state', resourceId: thermometer.id, state: 'x'.repeat(256) }, '/action/state'],
-        [{ type: 'set_state', resourceId: lamp.id }, '/action'],
+        // The action's `type` names its kind, and the error the field of that kind.
+        [{ type: 'set_state', resourceId: lamp.id }, '/action/state'],
         [{ type: 'publish_event', eventType: 'resource.updated', data: {} }, '/action/eventType'],
         [{ type: 'publish_event', eventType: 'schedule.executed', data: {} }, '/action/eventType'],
         [{ type: 'publish_event', eventType: 'custom.', data: {} }, '/action/eventType'],
         [{ type: 'publish_event', eventType: 'custom.has space', data: {} }, '/action/eventType'],
-        [{ type: 'publish_event', eventType: 'custom.tick', data: [] }, '/action'],
+        [{ type: 'publish_event', eventType: 'custom.tick', data: [] }, '/action/data'],
         [{ type: 'publish_event', eventType: 'custom.tick', data: { big: 'x'.repeat(70_000) } }, '/action/data'],
-        [{ type: 'publish_event', eventType: 'custom.tick' }, '/action'],
-        [{ type: 'delete_everything' }, '/action'],
-        [{ type: 'set_state', resourceId: lamp.id, state: true, extra: 1 }, '/action'],
+        [{ type: 'publish_event', eventType: 'custom.tick' }, '/action/data'],
+        [{ type: 'delete_everything' }, '/action/type'],
+        [{ type: 'set_state', resourceId: lamp.id, state: true, extra: 1 }, '/action/extra'],
       ];
       for (const [action, path] of cases) expectInvalid(await createSchedule(caller.key, { ...base, action }), path);
       expect((await app().request({ url: '/api/v1/schedules', key: caller.key })).json.data).toEqual([]);

@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Credential, CutOffReason } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound, type ErrorDetail } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
-import { isScope, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
+import { isScope, NEVER_GRANTED, NOT_AN_APP_SCOPE, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
 import type { AuditService } from '../audit/service.js';
 import type { DomainEvents } from '../../domain-events.js';
 import { inTransaction } from '../../storage/transaction.js';
@@ -35,6 +35,7 @@ function authorizingKey(caller: Credential): string | null {
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const REDIRECT_URI_RULE = `https, such as https://app.example.com/callback; http only to a loopback host (${[...LOOPBACK_HOSTS].join(', ')}; any port), such as http://localhost:8080/callback`;
 
 /** Why a redirect URI is refused (https, or http to a loopback host per RFC 8252; no fragment), or undefined. */
 export function redirectUriProblem(raw: string): string | undefined {
@@ -42,13 +43,13 @@ export function redirectUriProblem(raw: string): string | undefined {
   try {
     url = new URL(raw);
   } catch {
-    return 'must be an absolute URL';
+    return `must be an absolute URL: ${REDIRECT_URI_RULE}`;
   }
   if (raw.includes('#')) return 'must not contain a fragment';
   if (url.username || url.password) return 'must not contain user information';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
-  return 'must use https, or http to a loopback address (localhost, 127.0.0.1, [::1])';
+  return `must use ${REDIRECT_URI_RULE}`;
 }
 
 function toApp(row: AppRow): App {
@@ -79,8 +80,8 @@ export class AppsService {
       if (problem) details.push({ path: `/redirectUris/${index}`, message: problem });
     });
     input.scopes?.forEach((scope, index) => {
-      if (!isScope(scope)) details.push({ path: `/scopes/${index}`, message: `unknown scope "${scope}"` });
-      else if (!OAUTH_GRANTABLE.has(scope)) details.push({ path: `/scopes/${index}`, message: `${scope} can never be granted to an app` });
+      if (!isScope(scope)) details.push({ path: `/scopes/${index}`, message: NOT_AN_APP_SCOPE });
+      else if (!OAUTH_GRANTABLE.has(scope)) details.push({ path: `/scopes/${index}`, message: `${scope} ${NEVER_GRANTED}` });
     });
     if (details.length > 0) throw new DomainError('invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
     const missing = (input.scopes ?? []).filter((scope) => !caller.scopes.includes(scope as Scope));

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { ref, Timestamp } from '../../platform/schemas.js';
-import { parseTypeFilter } from '../../platform/type-filter.js';
+import { parseTypeFilter, typeFilterSchema } from '../../platform/type-filter.js';
 import type { AuditService } from './service.js';
 import type { Capability } from '../system/capability.js';
 import { AUDIT_TYPES } from './service.js';
@@ -29,7 +29,7 @@ const AuditPage = Type.Object(
 const AuditQuery = Type.Object({
   after: Type.Integer({ minimum: 0, default: 0 }),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  type: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+  type: Type.Optional(typeFilterSchema('key.*')),
 });
 
 export const auditSchemas = [AuditRecord, AuditPage];

@@ -6,7 +6,7 @@ import { sendJsonParts } from '../../platform/body-buffers.js';
 import { invalidField } from '../../domain-errors.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
 import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
-import { parseTypeFilter } from '../../platform/type-filter.js';
+import { parseTypeFilter, typeFilterSchema } from '../../platform/type-filter.js';
 import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, eventJson } from './event.js';
 import type { EventsService } from './service.js';
 import type { EventReads } from './read-side.js';
@@ -72,11 +72,7 @@ const EventPage = Type.Object(
   },
   { $id: 'EventPage' },
 );
-const TypeFilterParam = Type.String({
-  minLength: 1,
-  maxLength: 120,
-  description: 'An exact event type, or a prefix ending in `.*` such as `custom.*`',
-});
+const TypeFilterParam = typeFilterSchema('custom.*');
 const PublishBody = Type.Object(
   {
     type: CustomType,

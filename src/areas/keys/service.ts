@@ -7,7 +7,7 @@ import type { DomainEvents } from '../../domain-events.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { DomainError, conflict, insufficientScope, notFound } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
-import { isScope, type Scope } from '../../platform/scopes.js';
+import { isScope, NOT_A_SCOPE, unknownScopes, type Scope } from '../../platform/scopes.js';
 import { actorOf, type Actor, type AuditService } from '../audit/service.js';
 import {
   countActiveKeys,
@@ -88,8 +88,14 @@ export class KeysService implements CredentialResolver {
 
   /** POST /keys: only scopes the caller holds, never outliving the caller. */
   async create(caller: Credential, input: CreateKey): Promise<IssuedKey> {
-    const unknown = input.scopes.flatMap((scope, index) => (isScope(scope) ? [] : [{ path: `/scopes/${index}`, message: `unknown scope "${scope}"` }]));
-    if (unknown.length > 0) throw new DomainError('invalid_request', 'Unknown scope', unknown);
+    const unknown = input.scopes.flatMap((scope, index) => (isScope(scope) ? [] : [{ path: `/scopes/${index}`, message: NOT_A_SCOPE, scope }]));
+    if (unknown.length > 0) {
+      throw new DomainError(
+        'invalid_request',
+        unknownScopes(unknown.map((entry) => entry.scope)),
+        unknown.map(({ path, message }) => ({ path, message })),
+      );
+    }
     const scopes = [...new Set(input.scopes)] as Scope[];
     const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
     if (missing.length > 0) throw insufficientScope(missing);

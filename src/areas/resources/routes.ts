@@ -35,13 +35,24 @@ const UpdateBody = Type.Object(
   },
   { additionalProperties: false },
 );
+// A version as ETag gives it (`"3"`), and the spellings the decisions accept (`W/"3"`, `3`).
+const VERSION_TAG = '(?:W/"\\d{1,15}"|"\\d{1,15}"|\\d{1,15})';
+/** If-Match holds versions the API issued, or `*`: any other tag could never match, so it is refused (400), not failed (412). */
 const ConditionalHeaders = Type.Object({
-  'if-match': Type.Optional(Type.String({ description: 'The version last read, e.g. "3"' })),
+  'if-match': Type.Optional(
+    Type.String({
+      pattern: `^\\s*(?:\\*|${VERSION_TAG}(?:\\s*,\\s*${VERSION_TAG})*)\\s*$`,
+      description: 'The version last read, as ETag gave it: "3" (W/"3" and 3 are read alike), several separated by commas, or *',
+    }),
+  ),
 });
 
 export { resourceSchemas } from './schemas.js';
 
-/** If-Match (or If-None-Match) as versions: `"3"`, `W/"3"`, `3`, a list of those, or `*`; other tags match no version. */
+/**
+ * If-Match (or If-None-Match) as versions: `"3"`, `W/"3"`, `3`, a list of those, or `*`. If-Match
+ * is refused by its schema unless it is that; in If-None-Match another tag matches no version.
+ */
 export function parseIfMatch(header: string | undefined): VersionPrecondition {
   const listed = listedEtags(header);
   if (listed === undefined || listed === '*') return listed;
