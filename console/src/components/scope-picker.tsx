@@ -1,6 +1,7 @@
 // Choosing scopes for a new key or app: only those the connected key holds can be given.
 import { useConnection } from '../connection-context';
 import { SCOPES, type Scope } from '../scopes';
+import { FieldError, fieldGroupProps } from './field-error';
 
 export function ScopePicker({
   legend,
@@ -9,6 +10,7 @@ export function ScopePicker({
   onChange,
   idPrefix,
   problem,
+  error,
 }: {
   legend: string;
   offered: readonly Scope[];
@@ -17,6 +19,8 @@ export function ScopePicker({
   idPrefix: string;
   /** Why the choice cannot be sent as it is (shown under the boxes). */
   problem?: string;
+  /** A failure of the API whose details may name `/scopes`, shown under the boxes too. */
+  error?: unknown;
 }) {
   const { key } = useConnection();
   const held = new Set(key?.credential.credential.scopes ?? []);
@@ -27,7 +31,7 @@ export function ScopePicker({
     onChange(next);
   };
   return (
-    <fieldset class="field scope-picker" aria-describedby={problem ? `${idPrefix}-problem` : undefined}>
+    <fieldset class="field scope-picker" {...fieldGroupProps(error, '/scopes', idPrefix, problem ? `${idPrefix}-problem` : undefined)}>
       <legend>{legend}</legend>
       <ul>
         {offered.map((scope) => {
@@ -60,6 +64,7 @@ export function ScopePicker({
           {problem}
         </p>
       )}
+      <FieldError error={error} path="/scopes" id={idPrefix} />
     </fieldset>
   );
 }

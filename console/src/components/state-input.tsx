@@ -1,6 +1,7 @@
 // A resource state typed with the control its type fits: on/off for switches and binary sensors,
 // a number (or text) for sensors, text for text.
 import type { ResourceType } from '@devdata/client';
+import { FieldError, fieldProps } from './field-error';
 
 export type StateValue = number | string | boolean;
 
@@ -10,7 +11,24 @@ export function defaultState(type: ResourceType): StateValue {
   return '';
 }
 
-export function StateInput({ id, type, value, onChange }: { id: string; type: ResourceType; value: StateValue; onChange: (value: StateValue) => void }) {
+export function StateInput({
+  id,
+  type,
+  value,
+  onChange,
+  error,
+  path = '/state',
+}: {
+  id: string;
+  type: ResourceType;
+  value: StateValue;
+  onChange: (value: StateValue) => void;
+  /** A failure whose details may name the state (`path`), shown beside it. */
+  error?: unknown;
+  path?: string;
+}) {
+  const invalid = fieldProps(error, path, id);
+  const message = <FieldError error={error} path={path} id={id} />;
   if (type === 'switch' || type === 'binary_sensor') {
     return (
       <div class="field field-inline">
@@ -21,8 +39,10 @@ export function StateInput({ id, type, value, onChange }: { id: string; type: Re
           aria-checked={value === true}
           checked={value === true}
           onChange={(event) => onChange(event.currentTarget.checked)}
+          {...invalid}
         />
         <label for={id}>State: {value === true ? 'on' : 'off'}</label>
+        {message}
       </div>
     );
   }
@@ -50,17 +70,20 @@ export function StateInput({ id, type, value, onChange }: { id: string; type: Re
             required
             value={Number.isNaN(value) ? '' : String(value)}
             onInput={(event) => onChange(event.currentTarget.valueAsNumber)}
+            {...invalid}
           />
         ) : (
-          <input id={id} required value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
+          <input id={id} required value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} {...invalid} />
         )}
+        {message}
       </fieldset>
     );
   }
   return (
     <div class="field">
       <label for={id}>State</label>
-      <input id={id} value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} />
+      <input id={id} value={String(value)} onInput={(event) => onChange(event.currentTarget.value)} {...invalid} />
+      {message}
     </div>
   );
 }

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { FormActions } from '../components/forms';
 import { ErrorNotice, Notice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
 import { CopyButton } from '../components/secret';
@@ -70,7 +71,16 @@ function SignUpForm() {
       <form onSubmit={submit} class="form">
         <div class="field">
           <label for="signup-name">Name</label>
-          <input id="signup-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} autoComplete="name" />
+          <input
+            id="signup-name"
+            required
+            maxLength={100}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+            autoComplete="name"
+            {...fieldProps(action.error, '/name', 'signup-name')}
+          />
+          <FieldError error={action.error} path="/name" id="signup-name" />
         </div>
         <div class="field">
           <label for="signup-email">E-mail</label>
@@ -82,7 +92,9 @@ function SignUpForm() {
             value={email}
             onInput={(event) => setEmail(event.currentTarget.value)}
             autoComplete="email"
+            {...fieldProps(action.error, '/email', 'signup-email')}
           />
+          <FieldError error={action.error} path="/email" id="signup-email" />
         </div>
         <ErrorNotice error={action.error} title="Signing up failed" />
         <FormActions busy={action.busy} label="Sign up" busyLabel="Signing up…" />

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { JsonBlock, Time } from '../components/format';
 import { LiveBadge } from '../components/live-badge';
 import { Page, Section } from '../components/page';
@@ -251,16 +252,25 @@ function PublishEvent() {
               value={name}
               placeholder="deploy.finished"
               onInput={(event) => setName(event.currentTarget.value)}
-              aria-describedby="publish-type-hint"
+              {...fieldProps(action.error, '/type', 'publish-type', 'publish-type-hint')}
             />
           </div>
           <span class="hint" id="publish-type-hint">
             Published as <code>custom.{name || '…'}</code>: letters, digits and <code>_ . : -</code>.
           </span>
+          <FieldError error={action.error} path="/type" id="publish-type" />
         </div>
         <div class="field">
           <label for="publish-data">Data (JSON object)</label>
-          <textarea id="publish-data" rows={4} spellcheck={false} value={data} onInput={(event) => setData(event.currentTarget.value)} />
+          <textarea
+            id="publish-data"
+            rows={4}
+            spellcheck={false}
+            value={data}
+            onInput={(event) => setData(event.currentTarget.value)}
+            {...fieldProps(action.error, '/data', 'publish-data')}
+          />
+          <FieldError error={action.error} path="/data" id="publish-data" />
         </div>
         <ErrorNotice error={action.error} title="The event was not published" />
         {published && (

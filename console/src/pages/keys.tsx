@@ -6,6 +6,7 @@ import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
 import { ScopePicker } from '../components/scope-picker';
@@ -139,7 +140,16 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
       <form class="form" onSubmit={submit}>
         <div class="field">
           <label for="key-name">Name</label>
-          <input id="key-name" required maxLength={100} value={name} placeholder="ci" onInput={(event) => setName(event.currentTarget.value)} />
+          <input
+            id="key-name"
+            required
+            maxLength={100}
+            value={name}
+            placeholder="ci"
+            onInput={(event) => setName(event.currentTarget.value)}
+            {...fieldProps(action.error, '/name', 'key-name')}
+          />
+          <FieldError error={action.error} path="/name" id="key-name" />
         </div>
         <div class="field">
           <label for="key-days">Expires in (days)</label>
@@ -151,11 +161,12 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
             required
             value={days}
             onInput={(event) => setDays(event.currentTarget.valueAsNumber)}
-            aria-describedby="key-days-hint"
+            {...fieldProps(action.error, '/expiresInDays', 'key-days', 'key-days-hint')}
           />
           <span class="hint" id="key-days-hint">
             1-365; never later than the connected key itself{keyExpiry ? ` (${new Date(keyExpiry).toLocaleDateString()})` : ''}.
           </span>
+          <FieldError error={action.error} path="/expiresInDays" id="key-days" />
         </div>
         <ScopePicker
           legend="Scopes"
@@ -167,6 +178,7 @@ function CreateKey({ onDone, onCreated }: { onDone: () => void; onCreated: () =>
           }}
           idPrefix="key-scope"
           problem={noScope ? NO_SCOPE_PROBLEM : undefined}
+          error={action.error}
         />
         <ErrorNotice error={action.error} title="The key was not created" />
         <FormActions busy={action.busy} label="Create key" busyLabel="Creating…" onCancel={onDone} needs={['keys:manage']} />

@@ -3,6 +3,7 @@ import { RESOURCE_TYPES, type ResourceType } from '@devdata/client';
 import { useState } from 'preact/hooks';
 import { FormActions } from '../components/forms';
 import { ErrorNotice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { Section } from '../components/page';
 import { defaultState, StateInput, type StateValue } from '../components/state-input';
 import { useClient } from '../connection-context';
@@ -30,7 +31,15 @@ export function CreateResource({ onDone, onCreated }: { onDone: () => void; onCr
       <form class="form" onSubmit={submit}>
         <div class="field">
           <label for="create-name">Name</label>
-          <input id="create-name" required maxLength={200} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <input
+            id="create-name"
+            required
+            maxLength={200}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+            {...fieldProps(action.error, '/name', 'create-name')}
+          />
+          <FieldError error={action.error} path="/name" id="create-name" />
         </div>
         <div class="field">
           <label for="create-type">Type</label>
@@ -42,6 +51,7 @@ export function CreateResource({ onDone, onCreated }: { onDone: () => void; onCr
               setType(next);
               setState(defaultState(next));
             }}
+            {...fieldProps(action.error, '/type', 'create-type')}
           >
             {RESOURCE_TYPES.map((option) => (
               <option key={option} value={option}>
@@ -49,15 +59,31 @@ export function CreateResource({ onDone, onCreated }: { onDone: () => void; onCr
               </option>
             ))}
           </select>
+          <FieldError error={action.error} path="/type" id="create-type" />
         </div>
-        <StateInput id="create-state" type={type} value={state} onChange={setState} />
+        <StateInput id="create-state" type={type} value={state} onChange={setState} error={action.error} />
         <div class="field">
           <label for="create-attributes">Attributes (JSON object)</label>
-          <textarea id="create-attributes" rows={3} value={attributes} onInput={(event) => setAttributes(event.currentTarget.value)} spellcheck={false} />
+          <textarea
+            id="create-attributes"
+            rows={3}
+            value={attributes}
+            onInput={(event) => setAttributes(event.currentTarget.value)}
+            spellcheck={false}
+            {...fieldProps(action.error, '/attributes', 'create-attributes')}
+          />
+          <FieldError error={action.error} path="/attributes" id="create-attributes" />
         </div>
         <div class="field">
           <label for="create-tags">Tags</label>
-          <input id="create-tags" value={tags} placeholder="greenhouse, north" onInput={(event) => setTags(event.currentTarget.value)} />
+          <input
+            id="create-tags"
+            value={tags}
+            placeholder="greenhouse, north"
+            onInput={(event) => setTags(event.currentTarget.value)}
+            {...fieldProps(action.error, '/tags', 'create-tags')}
+          />
+          <FieldError error={action.error} path="/tags" id="create-tags" />
         </div>
         <ErrorNotice error={action.error} title="The resource was not created" />
         <FormActions busy={action.busy} label="Create resource" busyLabel="Creating…" onCancel={onDone} />

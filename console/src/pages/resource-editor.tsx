@@ -3,6 +3,7 @@ import { ifMatch, type Resource } from '@devdata/client';
 import { useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { ErrorNotice, Notice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { formatState } from '../components/format';
 import { Section } from '../components/page';
 import { StateInput, type StateValue } from '../components/state-input';
@@ -75,9 +76,17 @@ export function ResourceEditor({ resource, onClose }: { resource: Resource; onCl
         </p>
         <div class="field">
           <label for="edit-name">Name</label>
-          <input id="edit-name" required maxLength={200} value={draft.name} onInput={(event) => setDraft({ ...draft, name: event.currentTarget.value })} />
+          <input
+            id="edit-name"
+            required
+            maxLength={200}
+            value={draft.name}
+            onInput={(event) => setDraft({ ...draft, name: event.currentTarget.value })}
+            {...fieldProps(action.error, '/name', 'edit-name')}
+          />
+          <FieldError error={action.error} path="/name" id="edit-name" />
         </div>
-        <StateInput id="edit-state" type={resource.type} value={draft.state} onChange={(state) => setDraft({ ...draft, state })} />
+        <StateInput id="edit-state" type={resource.type} value={draft.state} onChange={(state) => setDraft({ ...draft, state })} error={action.error} />
         <div class="field">
           <label for="edit-attributes">Attributes (JSON object)</label>
           <textarea
@@ -86,11 +95,19 @@ export function ResourceEditor({ resource, onClose }: { resource: Resource; onCl
             spellcheck={false}
             value={draft.attributes}
             onInput={(event) => setDraft({ ...draft, attributes: event.currentTarget.value })}
+            {...fieldProps(action.error, '/attributes', 'edit-attributes')}
           />
+          <FieldError error={action.error} path="/attributes" id="edit-attributes" />
         </div>
         <div class="field">
           <label for="edit-tags">Tags</label>
-          <input id="edit-tags" value={draft.tags} onInput={(event) => setDraft({ ...draft, tags: event.currentTarget.value })} />
+          <input
+            id="edit-tags"
+            value={draft.tags}
+            onInput={(event) => setDraft({ ...draft, tags: event.currentTarget.value })}
+            {...fieldProps(action.error, '/tags', 'edit-tags')}
+          />
+          <FieldError error={action.error} path="/tags" id="edit-tags" />
         </div>
         {conflict ? (
           <ConflictView

@@ -4,6 +4,7 @@ import type { DevdataClient, Resource, Schedule, ScheduleAction } from '@devdata
 import { useEffect, useState } from 'preact/hooks';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { Time } from '../components/format';
 import { Section } from '../components/page';
 import { defaultState, StateInput, type StateValue } from '../components/state-input';
@@ -90,7 +91,15 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
       <form class="form" onSubmit={submit}>
         <div class="field">
           <label for="schedule-name">Name</label>
-          <input id="schedule-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <input
+            id="schedule-name"
+            required
+            maxLength={100}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+            {...fieldProps(action.error, '/name', 'schedule-name')}
+          />
+          <FieldError error={action.error} path="/name" id="schedule-name" />
         </div>
         <fieldset class="field">
           <legend>When</legend>
@@ -112,7 +121,7 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
               value={cron}
               spellcheck={false}
               onInput={(event) => setCron(event.currentTarget.value)}
-              aria-describedby="schedule-cron-reading"
+              {...fieldProps(action.error, '/cron', 'schedule-cron', 'schedule-cron-reading')}
             />
             <div id="schedule-cron-reading" class="cron-reading" aria-live="polite">
               {reading && 'error' in reading ? (
@@ -137,11 +146,20 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
                 </>
               ) : null}
             </div>
+            <FieldError error={action.error} path="/cron" id="schedule-cron" />
           </div>
         ) : (
           <div class="field">
             <label for="schedule-at">Time (your browser's time zone)</label>
-            <input id="schedule-at" type="datetime-local" required value={at} onInput={(event) => setAt(event.currentTarget.value)} />
+            <input
+              id="schedule-at"
+              type="datetime-local"
+              required
+              value={at}
+              onInput={(event) => setAt(event.currentTarget.value)}
+              {...fieldProps(action.error, '/at', 'schedule-at')}
+            />
+            <FieldError error={action.error} path="/at" id="schedule-at" />
           </div>
         )}
         <div class="field">
@@ -152,8 +170,13 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
             required
             value={timezone}
             onInput={(event) => setTimezone(event.currentTarget.value)}
-            aria-describedby={zoneProblem ? 'schedule-timezone-hint schedule-timezone-problem' : 'schedule-timezone-hint'}
             aria-invalid={zoneProblem ? true : undefined}
+            {...fieldProps(
+              action.error,
+              '/timezone',
+              'schedule-timezone',
+              zoneProblem ? 'schedule-timezone-hint schedule-timezone-problem' : 'schedule-timezone-hint',
+            )}
           />
           <datalist id="schedule-timezones">
             {knownTimezones().map((zone) => (
@@ -168,6 +191,7 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
               {zoneProblem}
             </span>
           )}
+          <FieldError error={action.error} path="/timezone" id="schedule-timezone" />
         </div>
         <fieldset class="field">
           <legend>Action</legend>
@@ -197,6 +221,7 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
                     const chosen = resources.data?.find((entry) => entry.id === id);
                     if (chosen) setState(defaultState(chosen.type));
                   }}
+                  {...fieldProps(action.error, '/action/resourceId', 'schedule-resource')}
                 >
                   {resources.data?.length === 0 && <option value="">No resources yet</option>}
                   {resources.data?.map((entry) => (
@@ -205,14 +230,22 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
                     </option>
                   ))}
                 </select>
+                <FieldError error={action.error} path="/action/resourceId" id="schedule-resource" />
               </div>
             ) : (
               <div class="field">
                 <label for="schedule-resource-id">Resource id</label>
-                <input id="schedule-resource-id" required value={resourceId} onInput={(event) => setResourceId(event.currentTarget.value)} />
+                <input
+                  id="schedule-resource-id"
+                  required
+                  value={resourceId}
+                  onInput={(event) => setResourceId(event.currentTarget.value)}
+                  {...fieldProps(action.error, '/action/resourceId', 'schedule-resource-id')}
+                />
+                <FieldError error={action.error} path="/action/resourceId" id="schedule-resource-id" />
               </div>
             )}
-            <StateInput id="schedule-state" type={resource?.type ?? 'text'} value={state} onChange={setState} />
+            <StateInput id="schedule-state" type={resource?.type ?? 'text'} value={state} onChange={setState} error={action.error} path="/action/state" />
           </>
         ) : (
           <>
@@ -226,12 +259,22 @@ export function ScheduleForm({ schedule, onDone, onSaved }: { schedule?: Schedul
                   pattern="[A-Za-z0-9_.:\-]{1,100}"
                   value={eventName}
                   onInput={(event) => setEventName(event.currentTarget.value)}
+                  {...fieldProps(action.error, '/action/eventType', 'schedule-event')}
                 />
               </div>
+              <FieldError error={action.error} path="/action/eventType" id="schedule-event" />
             </div>
             <div class="field">
               <label for="schedule-data">Data (JSON object)</label>
-              <textarea id="schedule-data" rows={3} spellcheck={false} value={data} onInput={(event) => setData(event.currentTarget.value)} />
+              <textarea
+                id="schedule-data"
+                rows={3}
+                spellcheck={false}
+                value={data}
+                onInput={(event) => setData(event.currentTarget.value)}
+                {...fieldProps(action.error, '/action/data', 'schedule-data')}
+              />
+              <FieldError error={action.error} path="/action/data" id="schedule-data" />
             </div>
           </>
         )}
