@@ -48,7 +48,7 @@ async function readNames(client: DevdataClient, refs: ObjectRef[], signal: Abort
   const reads: Array<Promise<void>> = [];
   if (kinds.has('api_key'))
     reads.push(
-      client.listApiKeys(undefined, { signal }).then(({ data }) => {
+      client.listApiKeys({ query: { status: 'all' } }, { signal }).then(({ data }) => {
         for (const key of data) names.set(refKey({ kind: 'api_key', id: key.id }), { name: key.name, show: key.id });
       }),
     );
@@ -106,10 +106,16 @@ export function useNames(refs: readonly ObjectRef[]): Names {
     if (missing.length === 0) return;
     for (const ref of missing) asked.current.add(refKey(ref));
     const controller = new AbortController();
-    void readNames(client, missing, controller.signal).then((read) => {
-      if (!controller.signal.aborted) setNames((current) => new Map([...current, ...read]));
+    let read = false;
+    void readNames(client, missing, controller.signal).then((found) => {
+      read = true;
+      if (!controller.signal.aborted) setNames((current) => new Map([...current, ...found]));
     });
-    return () => controller.abort();
+    return () => {
+      controller.abort();
+      // Cut short (the page moved on): asked again when they are shown again.
+      if (!read) for (const ref of missing) asked.current.delete(refKey(ref));
+    };
   }, [client, wanted]);
   return { lookup: (ref) => names.get(refKey(ref)) };
 }

@@ -216,17 +216,29 @@ describeInBrowser('the developer console in Chromium', () => {
     await row.waitFor();
     expect((await api('GET', '/api/v1/auth/me', undefined, { authorization: `Bearer ${secret}` })).status).toBe(200);
 
+    // Renamed: only the name changes, and the key works on.
+    await page.getByRole('button', { name: 'Rename ci' }).click();
+    await page.getByLabel('New name').fill('ci runner');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await row.locator('th', { hasText: 'ci runner' }).waitFor();
+    const renamed = (await api('GET', '/api/v1/keys')).json.data.find((listed: { name: string }) => listed.name === 'ci runner');
+    expect(renamed).toMatchObject({ scopes: ['resources:read'], status: 'active' });
+    expect((await api('GET', '/api/v1/auth/me', undefined, { authorization: `Bearer ${secret}` })).status).toBe(200);
+
     // The key in use: the warning says so (and nothing is revoked on cancel).
     await page.getByRole('button', { name: 'Revoke Console' }).click();
     await page.getByText('This is the key this console is using.').waitFor();
     await expectAccessible('revoke dialog');
     await page.getByRole('button', { name: 'Cancel' }).click();
 
-    await page.getByRole('button', { name: 'Revoke ci' }).click();
+    await page.getByRole('button', { name: 'Revoke ci runner' }).click();
     expect(await page.getByText('This is the key this console is using.').count()).toBe(0);
     await page.getByRole('button', { name: 'Revoke key' }).click();
-    await row.waitFor({ state: 'detached' });
+    // Still listed, as revoked, with nothing left to do to it.
+    await row.locator('.key-status', { hasText: 'revoked' }).waitFor();
+    expect(await row.getByRole('button').count()).toBe(0);
     expect((await app().request({ url: '/api/v1/auth/me', key: secret })).status).toBe(401);
+    await expectAccessible('keys with a revoked one');
   });
 
   it('creates a webhook to a local receiver and sees the delivery in its log', async () => {
@@ -324,6 +336,23 @@ describeInBrowser('the developer console in Chromium', () => {
         scopes: ['resources:read'],
       }),
     ]);
+
+    // Edited: its name, redirect URIs and scopes; only what changed is sent.
+    await page.getByRole('button', { name: 'Edit Greenhouse Monitor' }).click();
+    const form = page.getByRole('form', { name: 'Edit Greenhouse Monitor' });
+    await form.getByLabel('Name').fill('Greenhouse Dashboard');
+    await form.getByLabel('Redirect URIs').fill('http://127.0.0.1:8123/callback\nhttp://127.0.0.1:8124/callback');
+    await form.getByRole('checkbox', { name: /events:read/ }).check();
+    expect(await labelsUnderTheirBoxes(page)).toEqual([]);
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { name: 'Greenhouse Dashboard' }).waitFor();
+    expect((await api('GET', '/api/v1/apps')).json.data[0]).toMatchObject({
+      name: 'Greenhouse Dashboard',
+      redirectUris: ['http://127.0.0.1:8123/callback', 'http://127.0.0.1:8124/callback'],
+      scopes: ['resources:read', 'events:read'],
+    });
+    const audit = await api('GET', '/api/v1/audit?type=app.updated');
+    expect(audit.json.data.at(-1).data.changed).toEqual(['name', 'redirectUris', 'scopes']);
   });
 
   it('creates a cron schedule read out in words, runs it now and shows the outcome', async () => {
@@ -411,10 +440,21 @@ describeInBrowser('the developer console in Chromium', () => {
 
     await goTo(page, 'Audit log');
     await page.locator('[data-audit-id] code', { hasText: 'webhook.created' }).waitFor();
+    // Newest first, as the API pages it with order=desc.
+    const newest = (await api('GET', '/api/v1/audit?order=desc&limit=50')).json.data.map((record: { id: string }) => record.id);
+    const rows = await page.locator('[data-audit-id]').all();
+    expect(await Promise.all(rows.map((row) => row.getAttribute('data-audit-id')))).toEqual(newest);
     await page.getByLabel('Type').selectOption('key.*');
     await page.getByRole('button', { name: 'Apply filter' }).click();
-    await page.getByText('Audit records of type key.*, oldest first').waitFor();
-    await page.locator('[data-audit-id] code', { hasText: 'key.revoked' }).waitFor();
+    await page.getByText('Audit records of type key.*, newest first').waitFor();
+    const revoked = page.locator('[data-audit-id]').first();
+    await revoked.locator('code', { hasText: 'key.revoked' }).waitFor();
+    // Names, not ids: the revoked key by its (new) name and the key that acted, each linked to the keys page.
+    const target = revoked.locator('.target a');
+    expect(await target.textContent()).toBe('ci runner');
+    expect(await target.getAttribute('href')).toMatch(/^\/console\/keys\?show=key_/);
+    expect(await revoked.locator('.actor').textContent()).toBe('key Console');
+    await page.locator('[data-audit-id] code', { hasText: 'key.updated' }).waitFor();
     // Read until the table holds the filtered rows: a CI run once read it between two renders
     // (none), another while the unfiltered rows, key.revoked among them, were still shown.
     await vi.waitFor(async () => {

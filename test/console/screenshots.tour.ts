@@ -66,6 +66,8 @@ async function fillAccount(key: string): Promise<void> {
   await api('PATCH', `/api/v1/resources/${pump.id}`, { state: true });
   await api('POST', '/api/v1/events', { type: 'custom.deploy.finished', data: { version: '1.4.0', by: 'ci' } });
   await api('POST', '/api/v1/keys', { name: 'ci', scopes: ['resources:read', 'events:read'], expiresInDays: 30 });
+  const laptop = await api('POST', '/api/v1/keys', { name: 'old laptop', scopes: ['resources:read'], expiresInDays: 30 });
+  await api('DELETE', `/api/v1/keys/${laptop.id}`);
   await api('POST', '/api/v1/webhooks', {
     name: 'Local receiver',
     url: receiver.url('/hook'),
@@ -91,6 +93,13 @@ async function fillAccount(key: string): Promise<void> {
     action: { type: 'publish_event', eventType: 'custom.report.requested', data: { period: 'day' } },
   });
   await api('POST', `/api/v1/schedules/${warmUp.id}/run`);
+  // A one-off that has run: the server's scheduler runs it within a second or two.
+  const once = await api('POST', '/api/v1/schedules', {
+    name: 'Water the seedlings once',
+    at: new Date(Date.now() + 1000).toISOString(),
+    action: { type: 'set_state', resourceId: pump.id, state: false },
+  });
+  await until(async () => (await api('GET', `/api/v1/schedules/${once.id}`)).lastRunAt !== null, 'the one-off run');
 }
 
 it('takes every page at 1440 and 375 px into docs/console/', async () => {
@@ -130,7 +139,7 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
     await shoot(target, '04-resources', width);
     await target.getByRole('button', { name: 'Edit Greenhouse temperature' }).click();
     await target.getByLabel('State value').fill('19.5');
-    const id = await target.locator('tr', { hasText: 'Greenhouse temperature' }).getAttribute('data-resource-id');
+    const id = await target.locator('[data-resource-id]', { hasText: 'Greenhouse temperature' }).getAttribute('data-resource-id');
     await app().request({ method: 'PATCH', url: `/api/v1/resources/${id}`, key, body: { state: 24 } });
     await target.getByRole('button', { name: 'Save changes' }).click();
     await target.locator('.conflict').waitFor();
@@ -140,7 +149,7 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
     await target.getByRole('button', { name: 'Close' }).click();
 
     await goTo(target, 'Events');
-    await target.locator('tr[data-event-id]').first().waitFor();
+    await target.locator('[data-event-id]').first().waitFor();
     await shoot(target, '06-events', width);
 
     await goTo(target, 'Keys', 'API keys');
@@ -167,7 +176,7 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
     await shoot(target, '11-usage', width);
 
     await goTo(target, 'Audit log');
-    await target.locator('tbody tr').first().waitFor();
+    await target.locator('[data-audit-id]').first().waitFor();
     await shoot(target, '12-audit', width);
   }
 

@@ -198,7 +198,7 @@ describe('API keys', () => {
       expect(ids).toHaveLength(3);
       expect(ids).toEqual(expect.arrayContaining([caller.keyId, a.json.id, b.json.id]));
       for (const key of response.json.data) {
-        expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'scopes']);
+        expect(Object.keys(key).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'status']);
         expect(key).not.toHaveProperty('key');
         expect(key.createdAt).toMatch(ISO_MS);
         expect(key.expiresAt).toMatch(ISO_MS);
@@ -212,6 +212,8 @@ describe('API keys', () => {
         createdAt: a.json.createdAt,
         expiresAt: a.json.expiresAt,
         lastUsedAt: null,
+        status: 'active',
+        revokedAt: null,
       });
       // The caller itself has been used.
       const self = response.json.data.find((key: { id: string }) => key.id === caller.keyId);

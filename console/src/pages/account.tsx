@@ -11,6 +11,7 @@ import { CopyButton } from '../components/secret';
 import { connectKey, forgetKey, keyRequestCommand, signUp } from '../connection';
 import { useConnection } from '../connection-context';
 import { useAction } from '../hooks';
+import { ObjectLink, useNames } from '../names';
 import { Link } from '../router';
 import { ALL_SCOPES, SCOPES } from '../scopes';
 
@@ -164,6 +165,12 @@ function FirstKeySection() {
   );
 }
 
+/** The connected key by its name, linked to it on the keys page (its id while the key may not read the key list). */
+function ConnectedKeyName({ id }: { id: string }) {
+  const names = useNames([{ kind: 'api_key', id }]);
+  return <ObjectLink names={names} kind="api_key" id={id} fallback="this key" />;
+}
+
 function ConnectedKeySection() {
   const { key, setKey } = useConnection();
   if (!key) return null;
@@ -183,9 +190,9 @@ function ConnectedKeySection() {
       }
     >
       <dl class="facts">
-        <dt>Key id</dt>
+        <dt>Key</dt>
         <dd>
-          <code>{key.credential.credential.id}</code>
+          <ConnectedKeyName id={key.credential.credential.id} /> (<code>{key.credential.credential.id}</code>)
         </dd>
         <dt>Account</dt>
         <dd>

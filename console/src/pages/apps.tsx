@@ -131,7 +131,6 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
   const client = useClient();
   const [confirm, setConfirm] = useState<'rotate' | 'delete' | undefined>(undefined);
   const [editing, setEditing] = useState(false);
-  const [redirectUris, setRedirectUris] = useState(app.redirectUris.join('\n'));
   const [secret, setSecret] = useState<string | undefined>(undefined);
   const action = useAction();
   const { ref, shown } = useShownElement<HTMLElement>(app.id);
@@ -145,13 +144,6 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
     const removed = await action.run(() => client.deleteApp({ path: { id: app.id } }).then(() => true));
     setConfirm(undefined);
     if (removed) onChanged();
-  };
-  const saveRedirects = async (event: Event) => {
-    event.preventDefault();
-    if (await action.run(() => client.updateApp({ path: { id: app.id }, body: { redirectUris: parseList(redirectUris) } }))) {
-      setEditing(false);
-      onChanged();
-    }
   };
   return (
     <section class={shown ? 'card shown' : 'card'} aria-labelledby={titleId} data-app-id={app.id} ref={ref} tabIndex={-1}>
@@ -192,18 +184,19 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
         </dd>
       </dl>
       {editing && (
-        <form class="form" onSubmit={saveRedirects}>
-          <div class="field">
-            <label for={`${app.id}-redirects`}>Redirect URIs of {app.name}</label>
-            <textarea id={`${app.id}-redirects`} rows={3} required value={redirectUris} onInput={(event) => setRedirectUris(event.currentTarget.value)} />
-          </div>
-          <FormActions busy={action.busy} label="Save redirect URIs" busyLabel="Saving…" onCancel={() => setEditing(false)} />
-        </form>
+        <EditApp
+          app={app}
+          onDone={() => setEditing(false)}
+          onSaved={() => {
+            setEditing(false);
+            onChanged();
+          }}
+        />
       )}
       <div class="actions">
         {!editing && (
           <button type="button" class="secondary" onClick={() => setEditing(true)}>
-            Edit redirect URIs<span class="visually-hidden"> of {app.name}</span>
+            Edit<span class="visually-hidden"> {app.name}</span>
           </button>
         )}
         {app.type === 'confidential' && (
@@ -235,5 +228,43 @@ function AppCard({ app, onChanged }: { app: App; onChanged: () => void }) {
         </ConfirmDialog>
       )}
     </section>
+  );
+}
+
+/** An app's name, redirect URIs and scopes; only what changed is sent (a change of scopes makes the connected key the one its client credentials rest on). */
+function EditApp({ app, onDone, onSaved }: { app: App; onDone: () => void; onSaved: () => void }) {
+  const client = useClient();
+  const [name, setName] = useState(app.name);
+  const [redirectUris, setRedirectUris] = useState(app.redirectUris.join('\n'));
+  const [scopes, setScopes] = useState<Set<Scope>>(new Set(app.scopes as Scope[]));
+  const action = useAction();
+  const idPrefix = `app-${app.id}`;
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const uris = parseList(redirectUris);
+    const chosen = APP_GRANTABLE_SCOPES.filter((scope) => scopes.has(scope));
+    const changes = {
+      ...(name.trim() !== app.name ? { name } : {}),
+      ...(uris.join('\n') !== app.redirectUris.join('\n') ? { redirectUris: uris } : {}),
+      ...(chosen.join(' ') !== APP_GRANTABLE_SCOPES.filter((scope) => app.scopes.includes(scope)).join(' ') ? { scopes: chosen } : {}),
+    };
+    // Nothing changed: nothing to send (a PATCH without fields is refused).
+    if (Object.keys(changes).length === 0) return onDone();
+    if (await action.run(() => client.updateApp({ path: { id: app.id }, body: changes }))) onSaved();
+  };
+  return (
+    <form class="form" onSubmit={submit} aria-label={`Edit ${app.name}`}>
+      <div class="field">
+        <label for={`${idPrefix}-name`}>Name</label>
+        <input id={`${idPrefix}-name`} required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for={`${idPrefix}-redirects`}>Redirect URIs</label>
+        <textarea id={`${idPrefix}-redirects`} rows={3} required value={redirectUris} onInput={(event) => setRedirectUris(event.currentTarget.value)} />
+      </div>
+      <ScopePicker legend="Scopes the app may ask for" offered={APP_GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} idPrefix={`${idPrefix}-scope`} />
+      <ErrorNotice error={action.error} title="The app was not changed" />
+      <FormActions busy={action.busy} label="Save changes" busyLabel="Saving…" onCancel={onDone} />
+    </form>
   );
 }

@@ -1,7 +1,7 @@
 // API keys: the list with scopes, expiry and last use; create one (scopes limited to the connected
 // key's, the secret shown once); revoke, with a warning when it is the key in use.
 import type { ApiKey } from '@devdata/client';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
 import { FormActions } from '../components/forms';
@@ -14,6 +14,7 @@ import { SecretOnce } from '../components/secret';
 import { forgetKey } from '../connection';
 import { useClient, useConnection } from '../connection-context';
 import { useAction, useLoad } from '../hooks';
+import { useShown } from '../router';
 import { ALL_SCOPES, type Scope } from '../scopes';
 
 export function KeysPage() {
@@ -32,10 +33,19 @@ export function KeysPage() {
 function KeysView() {
   const client = useClient();
   const { key: connected } = useConnection();
-  const keys = useLoad((signal) => client.listApiKeys(undefined, { signal }), [client]);
+  // Revoked and expired keys too (the latest to end), so a key that stops working is still there to read.
+  const keys = useLoad((signal) => client.listApiKeys({ query: { status: 'all' } }, { signal }), [client]);
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<ApiKey | undefined>(undefined);
+  const [renaming, setRenaming] = useState<ApiKey | undefined>(undefined);
   const connectedId = connected?.credential.credential.id;
+  // A link to a key (from the audit log) opens the page on it.
+  const shown = useShown();
+  useEffect(() => {
+    if (shown && keys.data) document.querySelector(`[data-key-id="${CSS.escape(shown)}"]`)?.scrollIntoView({ block: 'center' });
+  }, [shown, keys.data]);
+  // Active keys first, each group in creation order.
+  const listed = keys.data ? [...keys.data.data].sort((a, b) => Number(a.status !== 'active') - Number(b.status !== 'active')) : [];
   return (
     <>
       <div class="toolbar">
@@ -44,15 +54,26 @@ function KeysView() {
         </button>
       </div>
       {creating && <CreateKey onDone={() => setCreating(false)} onCreated={keys.reload} />}
-      {keys.loading && <Busy label="Loading keys" />}
+      {renaming && (
+        <RenameKey
+          key={renaming.id}
+          apiKey={renaming}
+          onDone={() => setRenaming(undefined)}
+          onRenamed={() => {
+            setRenaming(undefined);
+            keys.reload();
+          }}
+        />
+      )}
+      {keys.loading && !keys.data && <Busy label="Loading keys" />}
       <ErrorNotice error={keys.error} title="The keys could not be read" />
       {keys.data && (
         <DataList
-          caption="Active keys"
-          rows={keys.data.data}
+          caption="Keys: the active ones, then those revoked or expired"
+          rows={listed}
           rowKey={(key) => key.id}
-          rowAttributes={(key) => ({ 'data-key-id': key.id })}
-          empty="No active keys."
+          rowAttributes={(key) => ({ 'data-key-id': key.id, ...(key.id === shown ? { class: 'shown' } : key.status === 'active' ? {} : { class: 'ended' }) })}
+          empty="No keys."
           columns={[
             {
               label: 'Name',
@@ -64,6 +85,20 @@ function KeysView() {
                   <div class="muted small">
                     <code>{key.id}</code>
                   </div>
+                </>
+              ),
+            },
+            {
+              label: 'Status',
+              role: 'value',
+              cell: (key) => (
+                <>
+                  <span class={`pill key-status ${STATUS_PILL[key.status]}`}>{key.status}</span>
+                  {key.revokedAt && (
+                    <div class="muted small">
+                      <Time value={key.revokedAt} />
+                    </div>
+                  )}
                 </>
               ),
             },
@@ -86,11 +121,17 @@ function KeysView() {
             {
               label: 'Actions',
               role: 'actions',
-              cell: (key) => (
-                <button type="button" class="danger-outline" onClick={() => setRevoking(key)}>
-                  Revoke<span class="visually-hidden"> {key.name}</span>
-                </button>
-              ),
+              cell: (key) =>
+                key.status === 'active' && (
+                  <>
+                    <button type="button" class="secondary" onClick={() => setRenaming(key)}>
+                      Rename<span class="visually-hidden"> {key.name}</span>
+                    </button>
+                    <button type="button" class="danger-outline" onClick={() => setRevoking(key)}>
+                      Revoke<span class="visually-hidden"> {key.name}</span>
+                    </button>
+                  </>
+                ),
             },
           ]}
         />
@@ -106,6 +147,32 @@ function KeysView() {
         />
       )}
     </>
+  );
+}
+
+const STATUS_PILL: Record<ApiKey['status'], string> = { active: 'pill-ok', revoked: 'pill-bad', expired: 'pill-off' };
+
+/** A new name for a key; what it may do stays what it was issued with. */
+function RenameKey({ apiKey, onDone, onRenamed }: { apiKey: ApiKey; onDone: () => void; onRenamed: () => void }) {
+  const client = useClient();
+  const [name, setName] = useState(apiKey.name);
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (name.trim() === apiKey.name) return onDone();
+    if (await action.run(() => client.renameApiKey({ path: { id: apiKey.id }, body: { name } }))) onRenamed();
+  };
+  return (
+    <Section title={`Rename ${apiKey.name}`} id="rename-key-title">
+      <form class="form" onSubmit={submit}>
+        <div class="field">
+          <label for="rename-key-name">New name</label>
+          <input id="rename-key-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        </div>
+        <ErrorNotice error={action.error} title="The key was not renamed" />
+        <FormActions busy={action.busy} label="Save name" busyLabel="Saving…" onCancel={onDone} needs={['keys:manage']} />
+      </form>
+    </Section>
   );
 }
 

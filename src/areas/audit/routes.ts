@@ -5,7 +5,7 @@ import { ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter, typeFilterSchema } from '../../platform/type-filter.js';
 import type { AuditService } from './service.js';
 import type { Capability } from '../system/capability.js';
-import { AUDIT_TYPES } from './service.js';
+import { AUDIT_ORDERS, AUDIT_TYPES } from './service.js';
 
 const AuditRecord = Type.Object(
   {
@@ -21,7 +21,7 @@ const AuditRecord = Type.Object(
 const AuditPage = Type.Object(
   {
     data: Type.Array(ref('AuditRecord')),
-    cursor: Type.Integer({ description: 'Pass as `after` to read on' }),
+    cursor: Type.Integer({ description: 'Pass as `after` to read on, in the same order' }),
     hasMore: Type.Boolean(),
   },
   { $id: 'AuditPage' },
@@ -29,6 +29,13 @@ const AuditPage = Type.Object(
 const AuditQuery = Type.Object({
   after: Type.Integer({ minimum: 0, default: 0 }),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  order: Type.Union(
+    AUDIT_ORDERS.map((order) => Type.Literal(order)),
+    {
+      default: 'asc',
+      description: 'asc: oldest first; desc: newest first. Either way `after=<cursor>` reads the next page, and 0 begins',
+    },
+  ),
   type: Type.Optional(typeFilterSchema('key.*')),
 });
 
@@ -41,19 +48,21 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
       config: { auth: { scopes: ['usage:read'] } },
       schema: {
         operationId: 'listAuditRecords',
-        summary: 'Read the audit history, oldest first',
+        summary: 'Read the audit history, oldest or newest first',
         tags: ['usage'],
         querystring: AuditQuery,
         response: { 200: ref('AuditPage') },
       },
     },
     async (request) => {
-      const { after, limit, type } = request.query;
-      return audit.list(credentialOf(request).accountId, { after, limit, type: parseTypeFilter(type) });
+      const { after, limit, order, type } = request.query;
+      return audit.list(credentialOf(request).accountId, { after, limit, order, type: parseTypeFilter(type) });
     },
   );
 };
 
 export function auditCapability(): Capability {
-  return { feature: { name: 'audit', description: 'Audit history of account changes', types: [...AUDIT_TYPES] } };
+  return {
+    feature: { name: 'audit', description: 'Audit history of account changes, oldest or newest first', types: [...AUDIT_TYPES], orders: [...AUDIT_ORDERS] },
+  };
 }

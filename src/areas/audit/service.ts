@@ -3,8 +3,9 @@ import type { Database, Executor } from '../../storage/schema.js';
 import { nextAuditSequence } from '../../storage/sequences.js';
 import type { Clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
-import type { TypeFilter } from '../../platform/type-filter.js';
-import { insertAudit, listAudit, type AuditRow } from './store.js';
+import { insertAudit, listAudit, type AuditQuery, type AuditRow } from './store.js';
+
+export { AUDIT_ORDERS } from './store.js';
 import type { Credential } from '../../platform/credential.js';
 
 export const AUDIT_TYPES = [
@@ -12,6 +13,7 @@ export const AUDIT_TYPES = [
   'developer.signup',
   'key.created',
   'key.revoked',
+  'key.updated',
   'app.created',
   'app.updated',
   'app.deleted',
@@ -100,8 +102,12 @@ export class AuditService {
     });
   }
 
-  /** Oldest first from `after`; `cursor` is the position of the last record returned (or `after`). */
-  async list(accountId: string, query: { after: number; limit: number; type?: TypeFilter }): Promise<AuditPage> {
+  /**
+   * A page in `order`: `after` is where the previous page ended (its `cursor`), 0 to begin (at the
+   * oldest record, or the newest in `desc`); `cursor` is the position of the last record returned
+   * (or `after` when none), so the next page is always `after=<cursor>`.
+   */
+  async list(accountId: string, query: AuditQuery): Promise<AuditPage> {
     const rows = await listAudit(this.db, accountId, query);
     const page = rows.slice(0, query.limit);
     return {

@@ -28,22 +28,29 @@ export async function insertAudit(db: Executor, row: AuditRow): Promise<void> {
     .execute();
 }
 
+export const AUDIT_ORDERS = ['asc', 'desc'] as const;
+
 export interface AuditQuery {
+  /** The position the previous page ended at; 0 to begin. */
   after: number;
   limit: number;
+  /** `asc`: oldest first (positions above `after`); `desc`: newest first (positions below `after`, or from the newest when it is 0). */
+  order: (typeof AUDIT_ORDERS)[number];
   /** Exact type, or a prefix (without the trailing `*`) when `prefix` is set. */
   type?: { value: string; prefix: boolean };
 }
 
 /** Reads one page, plus one row more to tell whether another page follows. */
 export async function listAudit(db: Executor, accountId: string, query: AuditQuery): Promise<AuditRow[]> {
+  const newestFirst = query.order === 'desc';
   let select = db
     .selectFrom('audit_log')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('seq', '>', query.after)
-    .orderBy('seq')
+    .orderBy('seq', newestFirst ? 'desc' : 'asc')
     .limit(query.limit + 1);
+  if (!newestFirst) select = select.where('seq', '>', query.after);
+  else if (query.after > 0) select = select.where('seq', '<', query.after);
   if (query.type) {
     select = query.type.prefix ? select.where(startsWith('type', query.type.value)) : select.where('type', '=', query.type.value);
   }

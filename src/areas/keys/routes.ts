@@ -7,7 +7,7 @@ import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { actorOf } from '../audit/service.js';
 import { MAX_ACTIVE_KEYS_PER_ACCOUNT, type KeysService } from './service.js';
-import { CreateKeyBody, DEFAULT_KEY_DAYS, MAX_KEY_DAYS } from './schemas.js';
+import { CreateKeyBody, DEFAULT_KEY_DAYS, ENDED_KEYS_LISTED, ListKeysQuery, MAX_KEY_DAYS, RenameKeyBody } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
 export { keySchemas } from './schemas.js';
@@ -40,12 +40,29 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
       config: { auth: { scopes: ['keys:manage'] } },
       schema: {
         operationId: 'listApiKeys',
-        summary: 'List active API keys',
+        summary: 'List API keys: the active ones, or with status=all also those that ended last',
         tags: ['keys'],
+        querystring: ListKeysQuery,
         response: { 200: Type.Object({ data: Type.Array(ref('ApiKey')) }) },
       },
     },
-    async (request) => ({ data: await keys.list(credentialOf(request).accountId) }),
+    async (request) => ({ data: await keys.list(credentialOf(request).accountId, request.query.status) }),
+  );
+
+  app.patch(
+    '/api/v1/keys/:id',
+    {
+      config: { auth: { scopes: ['keys:manage'] } },
+      schema: {
+        operationId: 'renameApiKey',
+        summary: 'Rename an active API key (its name is all that changes)',
+        tags: ['keys'],
+        params: IdParams,
+        body: RenameKeyBody,
+        response: { 200: ref('ApiKey') },
+      },
+    },
+    async (request) => keys.rename(credentialOf(request), request.params.id, request.body.name),
   );
 
   app.post(
@@ -86,7 +103,12 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
 
 export function keysCapability(): Capability {
   return {
-    feature: { name: 'keys', description: 'API keys with scopes and expiry', maxExpiresInDays: MAX_KEY_DAYS },
+    feature: {
+      name: 'keys',
+      description: 'API keys with scopes and expiry; renamed by PATCH; listed with their status, ended ones too with ?status=all',
+      maxExpiresInDays: MAX_KEY_DAYS,
+      endedKeysListed: ENDED_KEYS_LISTED,
+    },
     limits: { apiKeyExpiresInDays: { min: 1, max: MAX_KEY_DAYS, default: DEFAULT_KEY_DAYS } },
   };
 }

@@ -15,7 +15,23 @@ const keyFields = {
   createdAt: Timestamp,
   expiresAt: Timestamp,
 };
-const ApiKeySchema = Type.Object({ ...keyFields, lastUsedAt: Type.Union([Timestamp, Type.Null()]) }, { $id: 'ApiKey' });
+/** How many keys that ended (revoked or expired) `GET /api/v1/keys?status=all` lists besides the active ones: the latest to end. */
+export const ENDED_KEYS_LISTED = 100;
+
+const KeyStatusSchema = Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')], {
+  description: 'active, revoked, or expired: only `?status=all` lists the last two',
+});
+export type KeyStatus = Static<typeof KeyStatusSchema>;
+
+const ApiKeySchema = Type.Object(
+  {
+    ...keyFields,
+    lastUsedAt: Type.Union([Timestamp, Type.Null()]),
+    status: KeyStatusSchema,
+    revokedAt: Type.Union([Timestamp, Type.Null()]),
+  },
+  { $id: 'ApiKey' },
+);
 const CreatedApiKeySchema = Type.Object(
   { ...keyFields, key: Type.String({ description: 'The secret; shown only in this response' }) },
   { $id: 'CreatedApiKey' },
@@ -44,7 +60,18 @@ export const CreateKeyBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const ListKeysQuery = Type.Object({
+  status: Type.Union([Type.Literal('active'), Type.Literal('all')], {
+    default: 'active',
+    description: `active: the usable keys; all: those and the ${ENDED_KEYS_LISTED} that ended last (revoked or expired), each with its status`,
+  }),
+});
+
+/** PATCH /api/v1/keys/{id}: a key's name is all that changes; its scopes and expiry are what it was issued with. */
+export const RenameKeyBody = Type.Object({ name: DisplayName() }, { additionalProperties: false });
+
 export const keySchemas = [ApiKeySchema, CreatedApiKeySchema, CredentialSummary];
 
 export type ApiKey = Static<typeof ApiKeySchema>;
 export type CreateKey = Static<typeof CreateKeyBody>;
+export type KeyListing = Static<typeof ListKeysQuery>['status'];

@@ -16,12 +16,14 @@ import {
   insertKey,
   listAllKeys,
   listUsableKeys,
+  listKeysWithEnded,
+  renameKey,
   revokeKey,
   updateLastUsed,
   usableKeyIds,
   type KeyRow,
 } from './store.js';
-import { DEFAULT_KEY_DAYS, type ApiKey, type CreateKey } from './schemas.js';
+import { DEFAULT_KEY_DAYS, ENDED_KEYS_LISTED, type ApiKey, type CreateKey, type KeyListing, type KeyStatus } from './schemas.js';
 
 export const KEY_PREFIX = 'ddk';
 /** At most this many active (neither revoked nor expired) keys per account (api-decisions §10). */
@@ -30,8 +32,8 @@ export const MAX_ACTIVE_KEYS_PER_ACCOUNT = 100;
 /** A newly issued key with its secret (`key`), which is returned this once. */
 export type IssuedKey = ApiKey & { key: string };
 
-/** What the operator sees of a key: its state as well, never its secret or hash. */
-export type OperatorKeyView = ApiKey & { accountId: string; revokedAt: string | null; status: 'active' | 'revoked' | 'expired' };
+/** What the operator sees of a key: its account as well, never its secret or hash. */
+export type OperatorKeyView = ApiKey & { accountId: string };
 
 export interface IssueKeyInput {
   accountId: string;
@@ -83,7 +85,7 @@ export class KeysService implements CredentialResolver {
       throw conflict(`An account may have at most ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active API keys: revoke one first`);
     }
     await insertKey(exec, row, sha256Hex(key));
-    return { ...toApiKey(row), key };
+    return { ...toApiKey(row, row.createdAt), key };
   }
 
   /** POST /keys: only scopes the caller holds, never outliving the caller. */
@@ -114,31 +116,45 @@ export class KeysService implements CredentialResolver {
     );
   }
 
-  async list(accountId: string): Promise<ApiKey[]> {
-    const rows = await listUsableKeys(this.db, accountId, this.clock.now().toISOString());
-    return rows.map((row) => {
-      const buffered = this.lastUsed.get(row.id);
-      return toApiKey({ ...row, lastUsedAt: buffered !== undefined && buffered > (row.lastUsedAt ?? '') ? buffered : row.lastUsedAt });
-    });
+  /** GET /keys: the active keys, or with `all` those and the ENDED_KEYS_LISTED that ended last. */
+  async list(accountId: string, listing: KeyListing = 'active'): Promise<ApiKey[]> {
+    const now = this.clock.now().toISOString();
+    const rows = listing === 'all' ? await listKeysWithEnded(this.db, accountId, now, ENDED_KEYS_LISTED) : await listUsableKeys(this.db, accountId, now);
+    return rows.map((row) => this.view(row, now));
   }
 
   /** Every key of the account, revoked and expired ones too, with its state (the operator's list). */
   async listAll(accountId: string): Promise<OperatorKeyView[]> {
     const now = this.clock.now().toISOString();
-    return (await listAllKeys(this.db, accountId)).map((row) => this.operatorView(row, now));
+    return (await listAllKeys(this.db, accountId)).map((row) => ({ ...this.view(row, now), accountId: row.accountId }));
   }
 
   /** One key by id, whatever its state. */
   async find(keyId: string): Promise<OperatorKeyView | undefined> {
     const row = await findKey(this.db, keyId);
-    return row && this.operatorView(row, this.clock.now().toISOString());
+    return row && { ...this.view(row, this.clock.now().toISOString()), accountId: row.accountId };
   }
 
-  private operatorView(row: KeyRow, now: string): OperatorKeyView {
+  /** A key as the API shows it, with the freshest last use this process knows (buffered until the flush). */
+  private view(row: KeyRow, now: string): ApiKey {
     const buffered = this.lastUsed.get(row.id);
     const lastUsedAt = buffered !== undefined && buffered > (row.lastUsedAt ?? '') ? buffered : row.lastUsedAt;
-    const status = row.revokedAt !== null ? 'revoked' : row.expiresAt <= now ? 'expired' : 'active';
-    return { ...toApiKey({ ...row, lastUsedAt }), accountId: row.accountId, revokedAt: row.revokedAt, status };
+    return toApiKey({ ...row, lastUsedAt }, now);
+  }
+
+  /**
+   * PATCH /keys/{id}: a new name for an active key of the caller's account (404 for any other, as
+   * revoking one is), audited as `key.updated`. What the key may do is what it was issued with.
+   */
+  async rename(caller: Credential, keyId: string, name: string): Promise<ApiKey> {
+    const now = this.clock.now().toISOString();
+    return inTransaction(this.db, async (trx) => {
+      const current = await findKey(trx, keyId);
+      const trimmed = name.trim();
+      if (!current || current.accountId !== caller.accountId || !(await renameKey(trx, caller.accountId, keyId, trimmed, now))) throw notFound('API key');
+      await this.audit.recordFor(trx, caller, 'key.updated', { type: 'api_key', id: keyId }, { changed: ['name'], name: trimmed, previousName: current.name });
+      return this.view({ ...current, name: trimmed }, now);
+    });
   }
 
   async revoke(accountId: string, keyId: string, actor: Actor): Promise<void> {
@@ -202,6 +218,21 @@ export class KeysService implements CredentialResolver {
   }
 }
 
-function toApiKey(row: KeyRow): ApiKey {
-  return { id: row.id, name: row.name, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, lastUsedAt: row.lastUsedAt };
+/** Whether a key is usable at `now`, or why not. */
+function keyStatus(row: KeyRow, now: string): KeyStatus {
+  if (row.revokedAt !== null) return 'revoked';
+  return row.expiresAt <= now ? 'expired' : 'active';
+}
+
+function toApiKey(row: KeyRow, now: string): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    lastUsedAt: row.lastUsedAt,
+    status: keyStatus(row, now),
+    revokedAt: row.revokedAt,
+  };
 }

@@ -85,6 +85,51 @@ export async function listUsableKeys(db: Executor, accountId: string, nowIso: st
   return rows.map(toKey);
 }
 
+/**
+ * The account's active keys and the `endedLimit` that ended last (revoked, or expired: whichever
+ * came first), in creation order. Ended keys are kept for good, so they are bounded here.
+ */
+export async function listKeysWithEnded(db: Executor, accountId: string, nowIso: string, endedLimit: number): Promise<KeyRow[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(KEY_COLUMNS)
+    .where('account_id', '=', accountId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('revoked_at', 'is', null), eb('expires_at', '>', nowIso)]),
+        eb(
+          'id',
+          'in',
+          eb
+            .selectFrom('api_keys')
+            .select('id')
+            .where('account_id', '=', accountId)
+            .where((ended) => ended.or([ended('revoked_at', 'is not', null), ended('expires_at', '<=', nowIso)]))
+            .orderBy((ended) => ended.fn.coalesce('revoked_at', 'expires_at'), 'desc')
+            .orderBy('id', 'desc')
+            .limit(endedLimit),
+        ),
+      ]),
+    )
+    .orderBy('created_seq')
+    .orderBy('id')
+    .execute();
+  return rows.map(toKey);
+}
+
+/** Renames an active key of this account; false when there is none. */
+export async function renameKey(db: Executor, accountId: string, keyId: string, name: string, nowIso: string): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ name })
+    .where('id', '=', keyId)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** Marks an active key of this account revoked; false when there was none to revoke. */
 export async function revokeKey(db: Executor, accountId: string, keyId: string, nowIso: string): Promise<boolean> {
   const result = await db
