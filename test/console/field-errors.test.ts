@@ -71,4 +71,19 @@ describeInBrowser('the console marks the field an API error names', () => {
     const listed = await app().request({ url: '/api/v1/resources', key });
     expect(listed.json.data.map((resource: { name: string; tags: string[] }) => [resource.name, resource.tags])).toEqual([['Greenhouse', ['north']]]);
   });
+
+  it('on a new webhook: a receiver on localhost is refused, and its field says how to develop locally', async () => {
+    await goTo(page, 'Webhooks');
+    await page.getByRole('button', { name: 'New webhook' }).click();
+    const form = page.getByRole('region', { name: 'New webhook' });
+    await form.getByLabel('Name').fill('Local receiver');
+    const url = form.getByLabel('Receiver URL');
+    await url.fill('http://localhost:3000/hooks');
+    await form.getByRole('button', { name: 'Create webhook' }).click();
+    await form.getByRole('alert').waitFor();
+    expect(await url.getAttribute('aria-invalid')).toBe('true');
+    // The hint it had stays part of its description, before the API's message.
+    expect(await description(url)).toMatch(/^HTTPS on port 443 to a public address\. must use https; .*devdata-client listen --forward-to/);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+  });
 });

@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
 
@@ -87,10 +88,18 @@ function RegisterApp({ onDone, onCreated }: { onDone: () => void; onCreated: () 
       <form class="form" onSubmit={submit}>
         <div class="field">
           <label for="app-name">Name</label>
-          <input id="app-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} aria-describedby="app-name-hint" />
+          <input
+            id="app-name"
+            required
+            maxLength={100}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+            {...fieldProps(action.error, '/name', 'app-name', 'app-name-hint')}
+          />
           <span class="hint" id="app-name-hint">
             Users see it on the approval page.
           </span>
+          <FieldError error={action.error} path="/name" id="app-name" />
         </div>
         <fieldset class="field">
           <legend>Type</legend>
@@ -113,13 +122,21 @@ function RegisterApp({ onDone, onCreated }: { onDone: () => void; onCreated: () 
             value={redirectUris}
             placeholder="https://app.example.com/callback"
             onInput={(event) => setRedirectUris(event.currentTarget.value)}
-            aria-describedby="app-redirects-hint"
+            {...fieldProps(action.error, '/redirectUris', 'app-redirects', 'app-redirects-hint')}
           />
           <span class="hint" id="app-redirects-hint">
             One per line (at most 10), matched exactly: https, or http to a loopback host.
           </span>
+          <FieldError error={action.error} path="/redirectUris" id="app-redirects" />
         </div>
-        <ScopePicker legend="Scopes the app may ask for" offered={APP_GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} idPrefix="app-scope" />
+        <ScopePicker
+          legend="Scopes the app may ask for"
+          offered={APP_GRANTABLE_SCOPES}
+          chosen={scopes}
+          onChange={setScopes}
+          idPrefix="app-scope"
+          error={action.error}
+        />
         <ErrorNotice error={action.error} title="The app was not registered" />
         <FormActions busy={action.busy} label="Register app" busyLabel="Registering…" onCancel={onDone} />
       </form>

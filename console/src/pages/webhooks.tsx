@@ -6,6 +6,7 @@ import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
 import { FormActions } from '../components/forms';
 import { Busy, ErrorNotice } from '../components/feedback';
+import { FieldError, fieldProps } from '../components/field-error';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
 import { GuardedButton, RequiresScopes } from '../components/scope-gate';
@@ -113,7 +114,15 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
       <form class="form" onSubmit={submit}>
         <div class="field">
           <label for="webhook-name">Name</label>
-          <input id="webhook-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <input
+            id="webhook-name"
+            required
+            maxLength={100}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+            {...fieldProps(action.error, '/name', 'webhook-name')}
+          />
+          <FieldError error={action.error} path="/name" id="webhook-name" />
         </div>
         <div class="field">
           <label for="webhook-url">Receiver URL</label>
@@ -124,11 +133,12 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
             value={url}
             placeholder="https://example.com/hooks/devdata"
             onInput={(event) => setUrl(event.currentTarget.value)}
-            aria-describedby="webhook-url-hint"
+            {...fieldProps(action.error, '/url', 'webhook-url', 'webhook-url-hint')}
           />
           <span class="hint" id="webhook-url-hint">
             HTTPS on port 443 to a public address.
           </span>
+          <FieldError error={action.error} path="/url" id="webhook-url" />
         </div>
         <fieldset class="field">
           <legend>Events to deliver</legend>
@@ -155,11 +165,13 @@ function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: (
             value={exactCustom}
             placeholder="custom.deploy.finished"
             onInput={(event) => setExactCustom(event.currentTarget.value)}
-            aria-describedby="webhook-custom-hint"
+            {...fieldProps(action.error, '/events', 'webhook-custom', 'webhook-custom-hint')}
           />
           <span class="hint" id="webhook-custom-hint">
             Comma-separated, when not every custom event should go.
           </span>
+          {/* `/events` counts the boxes and these types together: what is wrong with the list is said here. */}
+          <FieldError error={action.error} path="/events" id="webhook-custom" />
         </div>
         <ErrorNotice error={action.error} title="The webhook was not created" />
         <FormActions busy={action.busy} label="Create webhook" busyLabel="Creating…" onCancel={onDone} />
