@@ -273,13 +273,36 @@ function EditApp({ app, onDone, onSaved }: { app: App; onDone: () => void; onSav
     <form class="form" onSubmit={submit} aria-label={`Edit ${app.name}`}>
       <div class="field">
         <label for={`${idPrefix}-name`}>Name</label>
-        <input id={`${idPrefix}-name`} required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        <input
+          id={`${idPrefix}-name`}
+          required
+          maxLength={100}
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+          {...fieldProps(action.error, '/name', `${idPrefix}-name`)}
+        />
+        <FieldError error={action.error} path="/name" id={`${idPrefix}-name`} />
       </div>
       <div class="field">
         <label for={`${idPrefix}-redirects`}>Redirect URIs</label>
-        <textarea id={`${idPrefix}-redirects`} rows={3} required value={redirectUris} onInput={(event) => setRedirectUris(event.currentTarget.value)} />
+        <textarea
+          id={`${idPrefix}-redirects`}
+          rows={3}
+          required
+          value={redirectUris}
+          onInput={(event) => setRedirectUris(event.currentTarget.value)}
+          {...fieldProps(action.error, '/redirectUris', `${idPrefix}-redirects`)}
+        />
+        <FieldError error={action.error} path="/redirectUris" id={`${idPrefix}-redirects`} />
       </div>
-      <ScopePicker legend="Scopes the app may ask for" offered={APP_GRANTABLE_SCOPES} chosen={scopes} onChange={setScopes} idPrefix={`${idPrefix}-scope`} />
+      <ScopePicker
+        legend="Scopes the app may ask for"
+        offered={APP_GRANTABLE_SCOPES}
+        chosen={scopes}
+        onChange={setScopes}
+        idPrefix={`${idPrefix}-scope`}
+        error={action.error}
+      />
       <ErrorNotice error={action.error} title="The app was not changed" />
       <FormActions busy={action.busy} label="Save changes" busyLabel="Saving…" onCancel={onDone} />
     </form>
