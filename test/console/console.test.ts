@@ -218,6 +218,11 @@ describeInBrowser('the developer console in Chromium', () => {
 
     // Renamed: only the name changes, and the key works on.
     await page.getByRole('button', { name: 'Rename ci' }).click();
+    // A name of spaces: the API refuses it, and the field says so.
+    await page.getByLabel('New name').fill('   ');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await page.locator('#rename-key-name[aria-invalid="true"]').waitFor();
+    expect(await page.locator('#rename-key-name-error').count()).toBe(1);
     await page.getByLabel('New name').fill('ci runner');
     await page.getByRole('button', { name: 'Save name' }).click();
     await row.locator('th', { hasText: 'ci runner' }).waitFor();

@@ -167,7 +167,15 @@ function RenameKey({ apiKey, onDone, onRenamed }: { apiKey: ApiKey; onDone: () =
       <form class="form" onSubmit={submit}>
         <div class="field">
           <label for="rename-key-name">New name</label>
-          <input id="rename-key-name" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <input
+            id="rename-key-name"
+            required
+            maxLength={100}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+            {...fieldProps(action.error, '/name', 'rename-key-name')}
+          />
+          <FieldError error={action.error} path="/name" id="rename-key-name" />
         </div>
         <ErrorNotice error={action.error} title="The key was not renamed" />
         <FormActions busy={action.busy} label="Save name" busyLabel="Saving…" onCancel={onDone} needs={['keys:manage']} />
