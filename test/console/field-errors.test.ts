@@ -72,6 +72,21 @@ describeInBrowser('the console marks the field an API error names', () => {
     expect(listed.json.data.map((resource: { name: string; tags: string[] }) => [resource.name, resource.tags])).toEqual([['Greenhouse', ['north']]]);
   });
 
+  it('on the events filter: a type the API refuses (`resource*`) marks the filter with the form it takes', async () => {
+    await goTo(page, 'Events');
+    const filter = page.getByRole('form', { name: 'Filter events' });
+    const type = filter.getByLabel('Type');
+    await type.fill('resource*');
+    await filter.getByRole('button', { name: 'Apply filter' }).click();
+    await page.getByRole('alert').first().waitFor();
+    expect(await type.getAttribute('aria-invalid')).toBe('true');
+    expect(await description(type)).toContain('a prefix ending in `.*`');
+    await type.fill('resource.*');
+    await filter.getByRole('button', { name: 'Apply filter' }).click();
+    await page.getByRole('alert').first().waitFor({ state: 'detached' });
+    expect(await type.getAttribute('aria-invalid')).toBeNull();
+  });
+
   it('on a new webhook: a receiver on localhost is refused, and its field says how to develop locally', async () => {
     await goTo(page, 'Webhooks');
     await page.getByRole('button', { name: 'New webhook' }).click();

@@ -144,6 +144,8 @@ function EventTail() {
   };
 
   const streamExpired = live.state === 'stopped' && live.error instanceof DevdataError && live.error.code === 'cursor_expired';
+  // A filter the API refuses stops the stream before any history is read: either may name `/type`.
+  const filterError = history.error ?? (live.state === 'stopped' ? live.error : undefined);
   return (
     <Section title="Live tail" id="tail-title">
       <div class="toolbar">
@@ -161,7 +163,7 @@ function EventTail() {
             value={typeInput}
             placeholder="all types"
             onInput={(event) => setTypeInput(event.currentTarget.value)}
-            aria-describedby="event-type-hint"
+            {...fieldProps(filterError, '/type', 'event-type-filter', 'event-type-hint')}
           />
           <datalist id="event-type-suggestions">
             {EVENT_TYPE_SUGGESTIONS.map((suggestion) => (
@@ -171,6 +173,7 @@ function EventTail() {
           <span class="hint" id="event-type-hint">
             An exact type or a prefix such as <code>custom.*</code>; empty for all.
           </span>
+          <FieldError error={filterError} path="/type" id="event-type-filter" />
         </div>
         <div class="actions">
           <button type="submit" class="secondary">
