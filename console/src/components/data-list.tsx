@@ -17,6 +17,8 @@ export interface Column<Row> {
   cell: (row: Row) => ComponentChildren;
   /** A class for the cell (e.g. `state`, so the state is found alike in both layouts). */
   class?: string;
+  /** A `value` whose label a card shows too (a bare number says nothing by itself). */
+  labelInCard?: boolean;
 }
 
 /** Attributes of a row's element (a `tr` or an `li`): `data-*` names for tests and links, a class. */
@@ -72,8 +74,8 @@ export function DataList<Row>({
                     {column.cell(row)}
                   </th>
                 ) : (
-                  <td key={column.label} class={column.role === 'actions' ? joinClasses('row-actions', column.class) : column.class}>
-                    {column.cell(row)}
+                  <td key={column.label} class={column.class}>
+                    {column.role === 'actions' ? <div class="row-actions">{column.cell(row)}</div> : column.cell(row)}
                   </td>
                 ),
               )}
@@ -127,7 +129,7 @@ function CardList<Row>({
                   ))}
                   {values.map((column) => (
                     <div key={column.label} class={joinClasses('row-card-value', column.class)}>
-                      <span class="visually-hidden">{column.label}: </span>
+                      <span class={column.labelInCard ? 'row-card-label' : 'visually-hidden'}>{column.label} </span>
                       {column.cell(row)}
                     </div>
                   ))}

@@ -2,6 +2,8 @@
 import { useNarrow } from '../narrow';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const clockOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
 const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 const weekdayTime = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
 const dayMonth = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
@@ -26,7 +28,14 @@ export function Time({ value, empty = '—' }: { value: string | null | undefine
   if (!value) return <span class="muted">{empty}</span>;
   return (
     <time dateTime={value} title={value}>
-      {narrow ? formatShortTime(value) : formatTime(value)}
+      {narrow ? (
+        formatShortTime(value)
+      ) : (
+        // The date and the clock apart, so that a narrow column breaks between them.
+        <>
+          <span class="time-part">{dateOnly.format(new Date(value))}</span> <span class="time-part">{clockOnly.format(new Date(value))}</span>
+        </>
+      )}
     </time>
   );
 }

@@ -70,6 +70,7 @@ function Target({ record, names }: { record: AuditRecord; names: Names }) {
   const target = record.target;
   if (!target) return <span class="muted">—</span>;
   const kind = TARGET_KINDS[String(target.type)];
+  if (target.type === 'account') return <>the account</>;
   if (!kind) {
     return (
       <>

@@ -235,11 +235,15 @@ function ResourcesView() {
               {
                 label: 'Tags',
                 cell: (resource) =>
-                  resource.tags.map((tag) => (
-                    <span key={tag} class="tag">
-                      {tag}
-                    </span>
-                  )),
+                  resource.tags.length === 0 ? (
+                    <span class="muted">none</span>
+                  ) : (
+                    resource.tags.map((tag) => (
+                      <span key={tag} class="tag">
+                        {tag}
+                      </span>
+                    ))
+                  ),
               },
               { label: 'Version', cell: (resource) => resource.version },
               { label: 'Updated', cell: (resource) => <Time value={resource.updatedAt} /> },

@@ -228,7 +228,7 @@ function ScheduleCard({
           Delete<span class="visually-hidden"> {schedule.name}</span>
         </button>
       </div>
-      {!active && timePassed(schedule) && <p class="hint">Its time has passed: Edit gives it a new one, and saving that enables it again.</p>}
+      {!active && !done && timePassed(schedule) && <p class="hint">Its time has passed: Edit gives it a new one, and saving that enables it again.</p>}
       {schedule.disabledReason && <p class="hint">Enabling it again makes the connected key the credential it runs on.</p>}
       {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="That did not work" />

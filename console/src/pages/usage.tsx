@@ -85,7 +85,7 @@ function UsageView() {
               empty="No days."
               columns={[
                 { label: 'Day', role: 'name', cell: (day) => day.date },
-                { label: 'Requests', role: 'value', class: 'requests', cell: (day) => day.requests },
+                { label: 'Requests', role: 'value', class: 'requests', labelInCard: true, cell: (day) => day.requests },
                 { label: 'Errors', cell: (day) => day.errors },
                 { label: 'Events', cell: (day) => day.eventsCreated },
                 { label: 'Webhook deliveries', cell: (day) => day.webhookDeliveries },
