@@ -117,11 +117,17 @@ export async function listKeysWithEnded(db: Executor, accountId: string, nowIso:
   return rows.map(toKey);
 }
 
-/** Renames an active key of this account; false when there is none. */
-export async function renameKey(db: Executor, accountId: string, keyId: string, name: string, nowIso: string): Promise<boolean> {
+/** Changes an active (unrevoked, unexpired) key of this account; false when there is none. */
+async function changeActiveKey(
+  db: Executor,
+  accountId: string,
+  keyId: string,
+  nowIso: string,
+  values: { name: string } | { revoked_at: string },
+): Promise<boolean> {
   const result = await db
     .updateTable('api_keys')
-    .set({ name })
+    .set(values)
     .where('id', '=', keyId)
     .where('account_id', '=', accountId)
     .where('revoked_at', 'is', null)
@@ -130,17 +136,14 @@ export async function renameKey(db: Executor, accountId: string, keyId: string, 
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** Renames an active key of this account; false when there is none. */
+export function renameKey(db: Executor, accountId: string, keyId: string, name: string, nowIso: string): Promise<boolean> {
+  return changeActiveKey(db, accountId, keyId, nowIso, { name });
+}
+
 /** Marks an active key of this account revoked; false when there was none to revoke. */
-export async function revokeKey(db: Executor, accountId: string, keyId: string, nowIso: string): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: nowIso })
-    .where('id', '=', keyId)
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', nowIso)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+export function revokeKey(db: Executor, accountId: string, keyId: string, nowIso: string): Promise<boolean> {
+  return changeActiveKey(db, accountId, keyId, nowIso, { revoked_at: nowIso });
 }
 
 /** Writes buffered last-use times; never moves a time backwards. */
