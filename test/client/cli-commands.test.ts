@@ -147,7 +147,7 @@ describe('devdata-client commands', () => {
     expect(await failure('webhooks', 'get', created.id)).toMatchObject({ exit: 1, status: 404 });
   });
 
-  it('keys create (the secret shown once), list and revoke', async () => {
+  it('keys create (the secret shown once), list, rename, revoke and list --all', async () => {
     const { json, failure, cli } = await as();
     const key = await json('keys', 'create', '--name', 'ci', '--scopes', 'resources:read,events:read', '--expires-in-days', '7');
     expect(key).toMatchObject({ name: 'ci', scopes: ['resources:read', 'events:read'] });
@@ -156,13 +156,21 @@ describe('devdata-client commands', () => {
     expect(await asKey.json('whoami')).toMatchObject({ credential: { id: key.id, scopes: ['resources:read', 'events:read'] } });
     expect((await json('keys', 'list')).data.map((listed: { id: string }) => listed.id)).toContain(key.id);
     const listed = await cli('keys', 'list');
-    expect(listed.stdout).toMatch(new RegExp(`^${key.id} +ci +resources:read, events:read +\\S+Z `, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^${key.id} +ci +active +resources:read, events:read +\\S+Z `, 'm'));
     expect(listed.stdout).not.toContain(key.key);
+    expect(await json('keys', 'rename', key.id, '--name', 'ci runner')).toMatchObject({ id: key.id, name: 'ci runner' });
+    expect((await cli('keys', 'rename', key.id, '--name', 'ci')).stdout).toBe(`Renamed ${key.id} to ci.\n`);
+    expect(await failure('keys', 'rename', key.id)).toMatchObject({ exit: 2 });
 
     expect(await failure('keys', 'create', '--name', 'bad', '--scopes', 'nothing:here')).toMatchObject({ exit: 1, status: 400, code: 'invalid_request' });
     expect(await json('keys', 'revoke', key.id)).toEqual({ id: key.id, revoked: true });
     expect(await failure('keys', 'revoke', key.id)).toMatchObject({ exit: 1, status: 404 });
+    expect(await failure('keys', 'rename', key.id, '--name', 'too late')).toMatchObject({ exit: 1, status: 404 });
     expect(await asKey.failure('whoami')).toMatchObject({ exit: 1, status: 401, code: 'unauthorized' });
+    // Ended keys only with --all, each with its status.
+    expect((await json('keys', 'list')).data.map((listed: { id: string }) => listed.id)).not.toContain(key.id);
+    expect((await json('keys', 'list', '--all')).data).toContainEqual(expect.objectContaining({ id: key.id, status: 'revoked' }));
+    expect((await cli('keys', 'list', '--all')).stdout).toMatch(new RegExp(`^${key.id} +ci +revoked `, 'm'));
   });
 
   it('apps create, list, get, update, rotate-secret and delete', async () => {
@@ -276,6 +284,8 @@ describe('devdata-client commands', () => {
     expect(page).toEqual(await api('/api/v1/audit?limit=1'));
     expect(page).toMatchObject({ hasMore: true, data: [{ type: 'account.created' }] });
     expect((await json('audit', 'list', '--after', String(page.cursor), '--type', 'key.*')).data).toHaveLength(2);
+    const newestFirst = await json('audit', 'list', '--newest-first');
+    expect(newestFirst.data.map((record: { id: string }) => record.id)).toEqual([...audit.data].reverse().map((record: { id: string }) => record.id));
     expect((await cli('audit', 'list', '--type', 'key.*')).stdout).toMatch(/^aud_\S+ +\S+Z +key\.created +api_key key_\S+ +api_key key_\S+$/m);
 
     const events = await json('events', 'list', '--after', '0');

@@ -74,10 +74,11 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'audit list',
-    summary: "the account's audit history, oldest first",
+    summary: "the account's audit history, oldest first (--newest-first: the other way)",
     details: 'Every record after --after (default: the first), unless --limit asks for one page (with --json, the API page itself). Needs usage:read.',
     options: {
       type: { type: 'string', value: 'TYPE', help: 'an exact record type (key.created), or a prefix ending in .* (webhook.*)' },
+      'newest-first': { type: 'boolean', help: 'newest first; --after then takes a newest-first page’s cursor' },
       after: { type: 'string', value: 'N', help: 'the records after position N (a page’s cursor)' },
       limit: { type: 'string', value: 'N', help: 'one page of at most N records (the API allows 1-1000)' },
     },
@@ -85,7 +86,8 @@ export const accountCommands: Command[] = [
       const after = integerValue(values, 'after');
       const limit = integerValue(values, 'limit');
       const type = stringValue(values, 'type');
-      const query = { ...(after !== undefined && { after }), ...(type !== undefined && { type }) };
+      const order = values['newest-first'] === true ? ('desc' as const) : undefined;
+      const query = { ...(after !== undefined && { after }), ...(type !== undefined && { type }), ...(order && { order }) };
       if (limit !== undefined) {
         const page = await client().listAuditRecords({ query: { ...query, limit } });
         return print(output, page, () => {

@@ -1,7 +1,7 @@
-// devdata-client keys list|create|revoke (the API has no rename: a key's name is set once).
+// devdata-client keys list|create|rename|revoke.
 import { SCOPES } from '../generated/values.js';
 import type { Command } from './command.js';
-import { list, print, printDetails, printTable, time } from './output.js';
+import { list, print, printDetails, printTable, statusStyle, time } from './output.js';
 import { integerValue, listValue, requiredValue } from './values.js';
 
 export const keyCommands: Command[] = [
@@ -9,14 +9,23 @@ export const keyCommands: Command[] = [
     name: 'keys list',
     summary: "the account's active API keys (never their secrets)",
     details: 'Needs keys:manage.',
-    options: {},
-    async run({ client }, output) {
-      const page = await client().listApiKeys();
+    options: {
+      all: { type: 'boolean', help: 'also the keys that ended last (revoked or expired), each with its status' },
+    },
+    async run({ values, client }, output) {
+      const page = await client().listApiKeys(values.all === true ? { query: { status: 'all' } } : undefined);
       print(output, page, () =>
         printTable(
           output,
-          ['ID', 'NAME', 'SCOPES', 'EXPIRES', 'LAST USED'],
-          page.data.map((key) => [key.id, key.name, list(key.scopes), time(key.expiresAt), time(key.lastUsedAt, 'never')]),
+          ['ID', 'NAME', 'STATUS', 'SCOPES', 'EXPIRES', 'LAST USED'],
+          page.data.map((key) => [
+            key.id,
+            key.name,
+            { text: key.status, style: statusStyle(key.status) },
+            list(key.scopes),
+            time(key.expiresAt),
+            time(key.lastUsedAt, 'never'),
+          ]),
         ),
       );
     },
@@ -45,6 +54,19 @@ export const keyCommands: Command[] = [
         ]);
         output.err('The key is shown only now: store it as a secret.');
       });
+    },
+  },
+  {
+    name: 'keys rename',
+    positionals: ['<id>'],
+    summary: 'give an active API key a new name',
+    details: 'Needs keys:manage.',
+    options: {
+      name: { type: 'string', value: 'NAME', required: true, help: '1-100 characters' },
+    },
+    async run({ positionals, values, client }, output) {
+      const key = await client().renameApiKey({ path: { id: positionals[0]! }, body: { name: requiredValue(values, 'name') } });
+      print(output, key, () => output.out(`Renamed ${key.id} to ${key.name}.`));
     },
   },
   {

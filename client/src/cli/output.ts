@@ -71,7 +71,7 @@ export function list(values: readonly string[]): string {
 
 /** Green when all is well, yellow when paused or waiting, red when it failed or was stopped. */
 export function statusStyle(status: string): Style {
-  if (/^(active|enabled|succeeded|on)$/.test(status)) return 'green';
+  if (/^(active|enabled|done|succeeded|on)$/.test(status)) return 'green';
   if (/^(paused|pending)$/.test(status)) return 'yellow';
   return 'red';
 }
