@@ -20,9 +20,15 @@ export function webhookStatus(webhook: Pick<Webhook, 'enabled' | 'disabledReason
   return webhook.enabled ? 'active' : 'paused';
 }
 
-/** "enabled", "paused" by the user, or stopped by the service (enabling it again resumes it). */
-export function scheduleStatus(schedule: Pick<Schedule, 'enabled' | 'disabledReason'>): string {
+/** A one-shot schedule whose time came and that ran then (it disabled itself): done, not paused. */
+export function scheduleRanOnce(schedule: Pick<Schedule, 'at' | 'enabled' | 'disabledReason' | 'lastRunAt'>): boolean {
+  return schedule.at !== null && !schedule.enabled && schedule.disabledReason === null && schedule.lastRunAt !== null && schedule.lastRunAt >= schedule.at;
+}
+
+/** "enabled", "paused" by the user, "done" (a one-shot that ran), or stopped by the service (enabling it again resumes it). */
+export function scheduleStatus(schedule: Pick<Schedule, 'at' | 'enabled' | 'disabledReason' | 'lastRunAt'>): string {
   if (schedule.disabledReason) return stoppedBy(schedule.disabledReason);
+  if (scheduleRanOnce(schedule)) return 'done';
   return schedule.enabled ? 'enabled' : 'paused';
 }
 

@@ -7,7 +7,7 @@ export { parseSse, type SseMessage } from './sse.js';
 export type { Credential, RetryOptions } from './transport.js';
 export * from './types.js';
 export { APP_TYPES, EVENT_TYPES, OAUTH_SCOPES, RESOURCE_TYPES, SCOPES } from './generated/values.js';
-export { describeScheduleAction, formatState, scheduleStatus, webhookStatus } from './display.js';
+export { describeScheduleAction, formatState, scheduleRanOnce, scheduleStatus, webhookStatus } from './display.js';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,

@@ -1,6 +1,6 @@
 // Schedules page: each schedule as a card, kept current by its runs (when, what it does, next and
 // last run with its outcome; run now, edit, pause, enable, delete), the form and recent outcomes.
-import { describeScheduleAction, type Schedule, type ScheduleAction, scheduleStatus } from '@devdata/client';
+import { describeScheduleAction, type Schedule, type ScheduleAction, scheduleRanOnce, scheduleStatus } from '@devdata/client';
 import { useEffect, useState } from 'preact/hooks';
 import { ConfirmDialog } from '../components/dialog';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
@@ -42,11 +42,6 @@ function CronWords({ cron, timezone }: { cron: string; timezone: string }) {
 const POLL_MS = 15_000;
 /** After a schedule's next run is due, its card is read again this much later (the run has happened by then). */
 const AFTER_DUE_MS = 1500;
-
-/** A one-shot schedule whose time came and that ran then: done, not paused. */
-function ranOnce(schedule: Schedule): boolean {
-  return schedule.at !== null && !schedule.enabled && schedule.disabledReason === null && schedule.lastRunAt !== null && schedule.lastRunAt >= schedule.at;
-}
 
 /** A one-shot schedule whose time has passed: enabling it needs a new time (an edit). */
 function timePassed(schedule: Schedule): boolean {
@@ -142,7 +137,7 @@ function ScheduleCard({
   const action = useAction();
   const { ref, shown } = useShownElement<HTMLElement>(schedule.id);
   const titleId = `schedule-${schedule.id}-title`;
-  const done = ranOnce(schedule);
+  const done = scheduleRanOnce(schedule);
   const active = schedule.enabled && !schedule.disabledReason;
   const run = async () => {
     setExecution(undefined);
@@ -164,7 +159,7 @@ function ScheduleCard({
     <section class={shown ? 'card shown' : 'card'} aria-labelledby={titleId} data-schedule-id={schedule.id} ref={ref} tabIndex={-1}>
       <div class="card-head">
         <h2 id={titleId}>{schedule.name}</h2>
-        <span class={done || active ? 'pill pill-ok' : 'pill pill-off'}>{done ? 'done' : scheduleStatus(schedule)}</span>
+        <span class={done || active ? 'pill pill-ok' : 'pill pill-off'}>{scheduleStatus(schedule)}</span>
       </div>
       <dl class="facts">
         <dt>When</dt>
