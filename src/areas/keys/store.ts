@@ -1,7 +1,10 @@
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
-import type { ApiKeysTable, Executor } from '../../storage/schema.js';
+import type { ApiKeysTable, Database, Executor } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
+
+/** A key that works now: neither revoked nor expired (the one rule every query of usable keys applies). */
+const usable = (nowIso: string) => (eb: ExpressionBuilder<Database, 'api_keys'>) => eb.and([eb('revoked_at', 'is', null), eb('expires_at', '>', nowIso)]);
 
 export interface KeyRow {
   id: string;
@@ -77,8 +80,7 @@ export async function listUsableKeys(db: Executor, accountId: string, nowIso: st
     .selectFrom('api_keys')
     .select(KEY_COLUMNS)
     .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', nowIso)
+    .where(usable(nowIso))
     .orderBy('created_seq')
     .orderBy('id')
     .execute();
@@ -130,8 +132,7 @@ async function changeActiveKey(
     .set(values)
     .where('id', '=', keyId)
     .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', nowIso)
+    .where(usable(nowIso))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
@@ -161,13 +162,7 @@ export async function updateLastUsed(db: Executor, lastUsed: Map<string, string>
 /** Which of these keys are still usable (neither revoked nor expired). */
 export async function usableKeyIds(db: Executor, keyIds: string[], nowIso: string): Promise<Set<string>> {
   if (keyIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('id', 'in', keyIds)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', nowIso)
-    .execute();
+  const rows = await db.selectFrom('api_keys').select('id').where('id', 'in', keyIds).where(usable(nowIso)).execute();
   return new Set(rows.map((row) => row.id));
 }
 
@@ -177,8 +172,7 @@ export async function countActiveKeys(db: Executor, accountId: string, nowIso: s
     .selectFrom('api_keys')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', nowIso)
+    .where(usable(nowIso))
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
