@@ -13,7 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, TestApp, type TestAccount } from '../support/app.js';
 import { storageFingerprint } from '../support/fingerprint.js';
 import { rawRequest } from '../support/raw-http.js';
-import { mutatedRequest, mutations, operationsOf, resolverOf, toRawRequest, validRequest, type Operation, type RequestParts } from './requests.js';
+import {
+  mutatedRequest,
+  mutations,
+  operationsOf,
+  resolverOf,
+  servedDocument,
+  toRawRequest,
+  validRequest,
+  type Operation,
+  type RequestParts,
+} from './requests.js';
 import type { SchemaContext } from './schema-arbitrary.js';
 import { ERROR_CODES as DOMAIN_ERROR_CODES } from '../../src/domain-errors.js';
 import { STATUS_BY_CODE } from '../../src/platform/errors.js';
@@ -30,14 +40,7 @@ const OAUTH_ERROR_PATHS = new Set(['/oauth/token', '/oauth/revoke']);
 const HTML_PATHS = new Set(['/oauth/authorize']);
 
 // The operations are read from the document before the tests are declared, so each is a test of its own.
-const DOCUMENT = await (async () => {
-  const reader = await TestApp.start();
-  try {
-    return (await reader.request({ url: '/openapi.json' })).json;
-  } finally {
-    await reader.close();
-  }
-})();
+const DOCUMENT = await servedDocument();
 const OPERATIONS: Operation[] = operationsOf(DOCUMENT);
 
 if (LONG_RUN) console.log(`fuzz: seed ${SEED} (repeat with FUZZ_SEED=${SEED} npm run fuzz)`);

@@ -2,6 +2,7 @@
 // then, for most of them, broken in one or two ways a careless or hostile client would.
 import fc from 'fast-check';
 import type { RawRequest } from '../support/raw-http.js';
+import { TestApp } from '../support/app.js';
 import { anyJson, hostileValue, validValue, wrongTypeValue, type Schema, type SchemaContext } from './schema-arbitrary.js';
 
 export interface Parameter {
@@ -22,6 +23,16 @@ export interface Operation {
 interface OpenApiDocument {
   paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } }>>;
   components?: { schemas?: Record<string, Schema> };
+}
+
+/** The OpenAPI document a freshly started app serves (read once by a test file, before its tests are declared). */
+export async function servedDocument(): Promise<OpenApiDocument> {
+  const reader = await TestApp.start();
+  try {
+    return (await reader.request({ url: '/openapi.json' })).json;
+  } finally {
+    await reader.close();
+  }
 }
 
 export function operationsOf(document: OpenApiDocument): Operation[] {

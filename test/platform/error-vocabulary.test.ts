@@ -8,9 +8,9 @@
 // pattern's description), and in which no validator jargon appears.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TestApp, useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
+import { useTestApp, type TestAccount, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/expect.js';
-import { operationsOf, resolverOf, type Operation, type Parameter } from '../fuzz/requests.js';
+import { operationsOf, resolverOf, servedDocument, type Operation, type Parameter } from '../fuzz/requests.js';
 import type { Schema } from '../fuzz/schema-arbitrary.js';
 
 /** What Ajv and Fastify say in their own words, which must never reach a client (compared case-sensitively). */
@@ -33,14 +33,7 @@ const JARGON = [
 /** Errors in RFC 6749's shape or HTML pages, not the API's error body. */
 const OWN_ERROR_BODIES = (path: string) => path.startsWith('/oauth/') || path.startsWith('/.well-known/');
 
-const DOCUMENT = await (async () => {
-  const reader = await TestApp.start();
-  try {
-    return (await reader.request({ url: '/openapi.json' })).json;
-  } finally {
-    await reader.close();
-  }
-})();
+const DOCUMENT = await servedDocument();
 const resolve = resolverOf(DOCUMENT);
 const deref = (schema: Schema): Schema => (schema.$ref ? deref(resolve(schema.$ref)) : schema);
 const SEED = 20261127;
