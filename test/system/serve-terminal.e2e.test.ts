@@ -128,10 +128,12 @@ describe('devdata serve on a terminal', () => {
   })();
 
   const onTerminal = (env: Record<string, string>) =>
-    new ServerProcess(cleanEnv({ DATABASE_URL: `sqlite:${join(workDir, 'tty.db')}`, PORT: '0', LOG_LEVEL: 'info', ...env }), workDir, {
+    new ServerProcess(cleanEnv({ DATABASE_URL: `sqlite:${join(workDir, 'tty.db')}`, PORT: '0', LOG_LEVEL: 'info', SHELL: '/bin/sh', ...env }), workDir, {
       file: 'script',
-      // -e: script exits with the server's status; -f: output as it comes.
-      args: ['-qefc', `"${process.execPath}" "${CLI}" serve`, '/dev/null'],
+      // -e: script exits with the server's status; -f: output as it comes. `exec`: the server replaces
+      // the shell script starts (SHELL), which would otherwise take Ctrl-C's SIGINT too and, as dash
+      // does, report it (130) after the server has stopped cleanly.
+      args: ['-qefc', `exec "${process.execPath}" "${CLI}" serve`, '/dev/null'],
     });
 
   it.skipIf(!hasScript)('prints the banner and coloured lines for people by itself, and Ctrl-C stops it cleanly', async () => {
