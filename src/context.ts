@@ -18,6 +18,7 @@ import { InMemoryRecentEvents } from './areas/events/recent.js';
 import { InMemoryOlderEvents } from './areas/events/older.js';
 import { AccountQueue } from './account-writes/queue.js';
 import { AccountWrites } from './account-writes/pipeline.js';
+import { BatchService } from './areas/batch/service.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel, SHARED_LATER_CHUNK } from './areas/resources/read-model.js';
@@ -208,6 +209,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     eventReads,
     resources,
     resourceReads,
+    batches: new BatchService(writes, resources, events),
     schedules,
     installations: new InstallationsService(installationsDirectory()),
     webhooks,

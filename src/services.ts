@@ -9,6 +9,7 @@ import type { EventsService } from './areas/events/service.js';
 import type { EventReads } from './areas/events/read-side.js';
 import type { ResourcesService } from './areas/resources/service.js';
 import type { ResourceReads } from './areas/resources/read-side.js';
+import type { BatchService } from './areas/batch/service.js';
 import type { WebhooksService } from './areas/webhooks/service.js';
 import type { AppsService } from './areas/apps/service.js';
 import type { DeveloperService } from './areas/developer/service.js';
@@ -30,6 +31,8 @@ export interface Services {
   resources: ResourcesService;
   /** The resources served as prepared JSON, and snapshots. */
   resourceReads: ResourceReads;
+  /** Many writes in one request, all or nothing. */
+  batches: BatchService;
   webhooks: WebhooksService;
   apps: AppsService;
   oauth: OAuthService;

@@ -60,8 +60,8 @@ export interface AccountWrite {
   /** The account's newest event id as this transaction sees it: the committed ones, then its own. */
   readonly lastEventId: number;
   append(type: string, data: Record<string, unknown>): Promise<Event>;
-  /** PostgreSQL only (its batches): the events, with the rows that go with them, in one statement. */
-  appendWith(events: Event[], rows: JoinedRows): Promise<void>;
+  /** PostgreSQL only: the events, with the rows that go with them, in one statement. */
+  appendWith?(events: Event[], rows?: JoinedRows): Promise<void>;
 }
 
 /** What came of one item: its result, or the error that refused it (and wrote nothing of it). */
@@ -197,15 +197,17 @@ export class AccountWrites {
           write.lastEventId = nextId;
           return event;
         },
-        appendWith: async (events, rows) => {
-          if (events.length === 0) return;
-          const createdAt = this.clock.now().toISOString();
-          for (const event of events) event.createdAt = createdAt;
-          // The first id was reserved when the transaction started, if nothing took it yet.
-          await insertEventsInOneStatement(trx, accountId, events, { take: events.length - (appended.length === 0 ? 1 : 0), rows });
-          appended.push(...events);
-          write.lastEventId = events.at(-1)!.id;
-        },
+        appendWith: !this.queue
+          ? undefined
+          : async (events, rows) => {
+              if (events.length === 0) return;
+              const createdAt = this.clock.now().toISOString();
+              for (const event of events) event.createdAt = createdAt;
+              // The first id was reserved when the transaction started, if nothing took it yet.
+              await insertEventsInOneStatement(trx, accountId, events, { take: events.length - (appended.length === 0 ? 1 : 0), rows });
+              appended.push(...events);
+              write.lastEventId = events.at(-1)!.id;
+            },
       };
       const value = await work(write);
       if (appended.length === 0) throw new Error('an account write committed no event');

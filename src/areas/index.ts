@@ -7,6 +7,7 @@ import { auditArea } from './audit/index.js';
 import { usageArea } from './usage/index.js';
 import { resourcesArea } from './resources/index.js';
 import { eventsArea } from './events/index.js';
+import { batchArea } from './batch/index.js';
 import { integrationsArea } from './integrations/index.js';
 import { webhooksArea } from './webhooks/index.js';
 import { appsArea } from './apps/index.js';
@@ -23,6 +24,7 @@ export const AREAS: readonly Area[] = [
   usageArea,
   resourcesArea,
   eventsArea,
+  batchArea,
   integrationsArea,
   webhooksArea,
   appsArea,

@@ -17,6 +17,11 @@ export type RouteAccess = 'public' | 'unmetered' | { scopes: Scope[] };
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: RouteAccess;
+    /**
+     * How many requests of the rate allowance one request of the route counts as, once its body is
+     * read (a batch: one per 100 operations); one when absent. The first is counted on arrival.
+     */
+    requestsCounted?: (body: unknown) => number;
   }
   interface FastifyRequest {
     credential: Credential | undefined;
@@ -126,7 +131,8 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
     return !account.allowed || account.remaining < own.remaining ? { ...account, perAccount: true } : own;
   }
 
-  function authorize(request: FastifyRequest, reply: FastifyReply, presented: Presented, access: RouteAccess, counted: boolean, decision: Binding): boolean {
+  /** The RateLimit headers of the decision; a counted request it refuses is refused (429). */
+  function applyLimit(reply: FastifyReply, counted: boolean, decision: Binding): void {
     reply.header('ratelimit-limit', String(decision.limit));
     reply.header('ratelimit-remaining', String(decision.remaining));
     reply.header('ratelimit-reset', String(decision.resetSeconds));
@@ -134,6 +140,10 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
       const whose = decision.perAccount ? "The account's rate limit" : 'Rate limit';
       throw rateLimited(`${whose} of ${decision.limit} requests per minute reached`, decision.resetSeconds);
     }
+  }
+
+  function authorize(request: FastifyRequest, reply: FastifyReply, presented: Presented, access: RouteAccess, counted: boolean, decision: Binding): boolean {
+    applyLimit(reply, counted, decision);
 
     if (answerPreflight(request, reply)) return true;
     if (access === 'public' || access === 'unmetered') return false;
@@ -146,6 +156,23 @@ export function installAccess(app: FastifyInstance, options: { config: Config; r
     if (!hasScopes(credential, access.scopes)) throw insufficientScope(access.scopes);
     return false;
   }
+
+  /** The allowance a route's request counts beyond the one counted on arrival; refuses it with 429 past the limit. */
+  async function countMore(request: FastifyRequest, reply: FastifyReply, more: number): Promise<void> {
+    const credential = request.credential;
+    if (!credential || more <= 0) return;
+    // One count per request it stands for, as the counters count; at most a few.
+    let decision: Binding | undefined;
+    for (let counted = 0; counted < more; counted++) decision = await limitCredential(credential, true);
+    applyLimit(reply, true, decision!);
+  }
+
+  app.addHook('onRoute', (route) => {
+    const requestsCounted = route.config?.requestsCounted;
+    if (!requestsCounted) return;
+    const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    route.preHandler = [async (request, reply) => countMore(request, reply, requestsCounted(request.body) - 1), ...existing];
+  });
 
   app.decorateRequest('credential', undefined);
   installCorsRoutes(app);

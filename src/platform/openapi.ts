@@ -259,6 +259,7 @@ export async function installOpenApi(
         { name: 'keys', description: 'The calling credential and API keys' },
         { name: 'resources', description: 'Named data values with a version for If-Match' },
         { name: 'events', description: 'The account’s event log: polling, publishing, the live stream' },
+        { name: 'batch', description: 'Many writes in one request, all or nothing' },
         { name: 'webhooks', description: 'Signed event delivery to HTTPS receivers' },
         { name: 'apps', description: 'Applications registered for OAuth 2.0' },
         { name: 'oauth', description: 'The OAuth 2.0 authorization server' },

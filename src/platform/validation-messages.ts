@@ -120,6 +120,9 @@ function numberMessage(schema: Schema): string {
   return `must be ${integer} less than ${schema.exclusiveMaximum}`;
 }
 
+/** The key of a discriminator object that lists its tag's values (an OpenAPI extension; Ajv refuses a `mapping`). */
+export const DISCRIMINATOR_VALUES = 'x-values';
+
 const pointer = (base: string, key: unknown) => `${base}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
 
 /** The detail one failure makes, or undefined for one another failure already says (an `if`). */
@@ -151,6 +154,13 @@ function detailOf(failure: Failure): ErrorDetail | undefined {
     case 'anyOf':
     case 'oneOf':
       return { path: at, message: unionMessage(parent) };
+    case 'discriminator': {
+      // A union tagged by a property (Ajv's discriminator): its members are references, so the tag's
+      // values travel in the discriminator object itself (DISCRIMINATOR_VALUES).
+      const values = (failure.schema as Record<string, unknown> | undefined)?.[DISCRIMINATOR_VALUES];
+      const listed = Array.isArray(values) ? `one of ${values.map(shown).join(', ')}` : 'a value this field allows';
+      return { path: pointer(instancePath, params.tag), message: params.tagValue === undefined ? `is required: ${listed}` : `must be ${listed}` };
+    }
     case 'pattern':
       return {
         path: at,

@@ -12,8 +12,18 @@ function createAjv(options: Options): Ajv {
   // unicode: false counts string lengths in UTF-16 code units, as the specification does. Ajv
   // still honours it but prints a deprecation notice through its logger, hence logger: false.
   // verbose: each error carries its schema, so that validation-messages.ts can say it in words
-  // (only failing requests build error objects; a valid one runs the same code).
-  const ajv = new Ajv({ strict: false, removeAdditional: false, useDefaults: true, unicode: false, logger: false, verbose: true, ...options });
+  // (only failing requests build error objects; a valid one runs the same code). discriminator: a
+  // union tagged by a property (a batch's `op`) is checked against the member the tag names only.
+  const ajv = new Ajv({
+    strict: false,
+    removeAdditional: false,
+    useDefaults: true,
+    unicode: false,
+    logger: false,
+    verbose: true,
+    discriminator: true,
+    ...options,
+  });
   addFormats(ajv);
   return ajv;
 }
@@ -55,7 +65,13 @@ export function installValidation(app: FastifyInstance): void {
     body: { first: createAjv({ coerceTypes: false }), every: createAjv({ coerceTypes: false, allErrors: true }) },
     text: { first: createAjv({ coerceTypes: 'array' }), every: createAjv({ coerceTypes: 'array', allErrors: true }) },
   };
+  const instances = [ajv.body.first, ajv.body.every, ajv.text.first, ajv.text.every];
   app.setValidatorCompiler(({ schema, httpPart }) => {
+    // The shared schemas (app.addSchema, before any route) that a request schema may refer to: a
+    // compiler of one's own is not given them as Fastify's is.
+    for (const shared of Object.values(app.getSchemas()) as Array<{ $id: string }>) {
+      for (const instance of instances) if (!instance.getSchema(shared.$id)) instance.addSchema(shared);
+    }
     const family = httpPart === 'body' ? ajv.body : ajv.text;
     return boundedValidator((allErrors) => (allErrors ? family.every : family.first).compile(schema), httpPart ?? 'body');
   });

@@ -20,6 +20,11 @@ export const CUSTOM_EVENT_TYPE_RULE = '`custom.` followed by 1-100 of [A-Za-z0-9
 /** The largest body of a published event, in bytes. */
 export const EVENT_BODY_LIMIT = 64 * 1024;
 
+/** Why a custom event's data cannot be published where no body limit bounds it (a schedule's action, a batch's operation), or undefined. */
+export function customDataProblem(data: Record<string, unknown>): string | undefined {
+  return Buffer.byteLength(JSON.stringify(data)) > EVENT_BODY_LIMIT ? `must be at most ${EVENT_BODY_LIMIT} bytes as JSON, like a published event` : undefined;
+}
+
 const dataTexts = new WeakMap<Event, string>();
 const built = new WeakMap<Event, string>();
 

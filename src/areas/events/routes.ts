@@ -73,13 +73,9 @@ const EventPage = Type.Object(
   { $id: 'EventPage' },
 );
 const TypeFilterParam = typeFilterSchema('custom.*');
-const PublishBody = Type.Object(
-  {
-    type: CustomType,
-    data: Type.Record(Type.String(), Type.Unknown()),
-  },
-  { additionalProperties: false },
-);
+/** What a publisher sends (POST /api/v1/events, and a batch's publish). */
+export const PublishFields = { type: CustomType, data: Type.Record(Type.String(), Type.Unknown()) };
+const PublishBody = Type.Object(PublishFields, { additionalProperties: false });
 
 export const eventSchemas = [...EventSchemas, EventSchema, EventPage];
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 import type { UsageService } from '../usage/service.js';
 import type { EventBus } from './bus.js';
-import type { AccountWrites, CommittedReaction, Outcome, Submit, WriteKind } from '../../account-writes/pipeline.js';
+import type { AccountWrite, AccountWrites, CommittedReaction, Outcome, Submit, WriteKind } from '../../account-writes/pipeline.js';
 import { eventDataJson, oldestRetainedCursor, type Event } from './event.js';
 import type { RecentEvents } from './recent.js';
 import { accountsOverRetention, deleteEventsBetween, oldestStoredEventId } from './store.js';
@@ -77,6 +77,21 @@ export class EventsService {
   async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
     const event: Event = { id: 0, type, data, createdAt: '' };
     return this.publish(accountId, event, eventDataJson(event).length);
+  }
+
+  /**
+   * Custom events inside an account's write the caller holds (a batch), in order: on PostgreSQL
+   * several in one statement. Refuses data over the size a published event may have.
+   */
+  async publishWithin(write: AccountWrite, published: ReadonlyArray<{ type: string; data: Record<string, unknown> }>): Promise<Event[]> {
+    const events = published.map(({ type, data }): Event => ({ id: 0, type, data, createdAt: '' }));
+    if (write.appendWith && events.length > 1) {
+      await write.appendWith(events);
+      return events;
+    }
+    const appended: Event[] = [];
+    for (const { type, data } of events) appended.push(await write.append(type, data));
+    return appended;
   }
 
   /**

@@ -4,37 +4,13 @@ import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
 import { sendJsonParts } from '../../platform/body-buffers.js';
 import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, withHeaders } from '../../platform/schemas.js';
-import { NAME_MAX, TAGS_MAX, type ResourcesService, type VersionPrecondition } from './service.js';
+import { TAGS_MAX, type ResourcesService, type VersionPrecondition } from './service.js';
 import type { ResourceReads } from './read-side.js';
-import { RESOURCE_TYPES, ResourceTypeSchema, StateSchema, type Resource } from './schemas.js';
+import { CreateResourceBody, RESOURCE_TYPES, ResourceTypeSchema, UpdateResourceBody, type Resource } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 import { listedEtags } from '../../platform/etag.js';
 import { sendNotModified } from '../../platform/http-contract.js';
 
-const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'Free details such as unit_of_measurement; at most 16 KiB as JSON' });
-const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, uniqueItems: true });
-// The length rule applies after trimming, which a JSON Schema cannot say: the service checks it
-// (NAME_MAX), and the schema states it only in words, so that no second number can disagree.
-const Name = Type.String({
-  minLength: 1,
-  pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$',
-  description: `1-${NAME_MAX} characters after trimming surrounding white space; no control characters`,
-});
-
-const CreateBody = Type.Object(
-  { name: Name, type: ResourceTypeSchema, state: StateSchema, attributes: Type.Optional(Attributes), tags: Type.Optional(Tags) },
-  { additionalProperties: false },
-);
-const UpdateBody = Type.Object(
-  {
-    name: Type.Optional(Name),
-    state: Type.Optional(StateSchema),
-    attributes: Type.Optional(Attributes),
-    tags: Type.Optional(Tags),
-    type: Type.Optional(Type.Unknown({ description: 'Not changeable: sending it is an error' })),
-  },
-  { additionalProperties: false },
-);
 // A version as ETag gives it (`"3"`), and the spellings the decisions accept (`W/"3"`, `3`).
 const VERSION_TAG = '(?:W/"\\d{1,15}"|"\\d{1,15}"|\\d{1,15})';
 /** If-Match holds versions the API issued, or `*`: any other tag could never match, so it is refused (400), not failed (412). */
@@ -81,7 +57,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         operationId: 'createResource',
         summary: 'Create a resource',
         tags: ['resources'],
-        body: CreateBody,
+        body: CreateResourceBody,
         response: { 201: withHeaders(ref('Resource'), 'ETag') },
       },
     },
@@ -147,7 +123,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         tags: ['resources'],
         params: IdParams,
         headers: ConditionalHeaders,
-        body: UpdateBody,
+        body: UpdateResourceBody,
         response: { 200: withHeaders(ref('Resource'), 'ETag') },
       },
     },

@@ -1,6 +1,6 @@
 // What a resource may be, and what an update makes of one: the rules every write of a resource is
 // decided by (docs/decisions.md: "Resources"), apart from how it is written.
-import { DomainError, type ErrorDetail } from '../../domain-errors.js';
+import { badRequest, DomainError, invalidField, type ErrorDetail } from '../../domain-errors.js';
 import type { Resource, ResourceState, ResourceType } from './schemas.js';
 
 export const NAME_MAX = 200;
@@ -72,6 +72,14 @@ export function validateFields(
   }
   if (details.length > 0) throw new DomainError('invalid_request', details.map((d) => `${d.path.slice(1)} ${d.message}`).join('; '), details);
   return name;
+}
+
+/** Refuses an update that changes nothing it may change: `type` is fixed, and one of the others must be sent. */
+export function checkUpdateInput(input: UpdateResourceInput): void {
+  if (input.type !== undefined) throw invalidField('/type', 'cannot be changed; create a new resource instead');
+  if (input.name === undefined && input.state === undefined && input.attributes === undefined && input.tags === undefined) {
+    throw badRequest('Send at least one of name, state, attributes, tags');
+  }
 }
 
 export function checkPrecondition(current: Resource, precondition: VersionPrecondition): void {

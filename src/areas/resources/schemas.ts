@@ -3,6 +3,7 @@
 // OpenAPI document made of these schemas).
 import { Type, type Static } from 'typebox';
 import { ref, Timestamp } from '../../platform/schemas.js';
+import { ATTRIBUTES_MAX_BYTES, NAME_MAX, TAGS_MAX } from './rules.js';
 
 /** The resource types, in the order the API lists them (docs/decisions.md: "Resources"). */
 export const RESOURCE_TYPES = ['sensor', 'binary_sensor', 'switch', 'text'] as const;
@@ -37,3 +38,34 @@ const ResourceList = Type.Object(
 );
 
 export const resourceSchemas = [ResourceSchema, ResourceList];
+
+const Attributes = Type.Record(Type.String(), Type.Unknown(), {
+  description: `Free details such as unit_of_measurement; at most ${ATTRIBUTES_MAX_BYTES / 1024} KiB as JSON`,
+});
+const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: TAGS_MAX, uniqueItems: true });
+// The length rule applies after trimming, which a JSON Schema cannot say: the service checks it
+// (NAME_MAX), and the schema states it only in words, so that no second number can disagree.
+const Name = Type.String({
+  minLength: 1,
+  pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$',
+  description: `1-${NAME_MAX} characters after trimming surrounding white space; no control characters`,
+});
+
+/** What a creation sends (POST /api/v1/resources, and a batch's create). */
+export const CreateResourceFields = {
+  name: Name,
+  type: ResourceTypeSchema,
+  state: StateSchema,
+  attributes: Type.Optional(Attributes),
+  tags: Type.Optional(Tags),
+};
+/** What an update may send (PATCH /api/v1/resources/{id}, and a batch's update). */
+export const UpdateResourceFields = {
+  name: Type.Optional(Name),
+  state: Type.Optional(StateSchema),
+  attributes: Type.Optional(Attributes),
+  tags: Type.Optional(Tags),
+  type: Type.Optional(Type.Unknown({ description: 'Not changeable: sending it is an error' })),
+};
+export const CreateResourceBody = Type.Object(CreateResourceFields, { additionalProperties: false });
+export const UpdateResourceBody = Type.Object(UpdateResourceFields, { additionalProperties: false });

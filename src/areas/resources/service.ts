@@ -1,15 +1,30 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
-import { badRequest, invalidField, notFound } from '../../domain-errors.js';
-import type { AccountWrite, AccountWrites, Submit } from '../../account-writes/pipeline.js';
+import { notFound } from '../../domain-errors.js';
+import type { AccountWrite, AccountWrites, Outcome, Submit } from '../../account-writes/pipeline.js';
 import type { ResourceReadModel } from './read-model.js';
-import { validateFields, type CreateResourceInput, type ResourceUpdate, type UpdateResourceInput, type VersionPrecondition } from './rules.js';
+import {
+  checkUpdateInput,
+  validateFields,
+  type CreateResourceInput,
+  type ResourceUpdate,
+  type UpdateResourceInput,
+  type VersionPrecondition,
+} from './rules.js';
 import { ResourceWrites } from './writes.js';
 import { findResource, type Resource, type ResourceState, type ResourceType } from './store.js';
 
 export type { Resource, ResourceState, ResourceType };
-export { NAME_MAX, TAGS_MAX, stateProblem, type CreateResourceInput, type UpdateResourceInput, type VersionPrecondition } from './rules.js';
+export {
+  NAME_MAX,
+  TAGS_MAX,
+  stateProblem,
+  type CreateResourceInput,
+  type ResourceUpdate,
+  type UpdateResourceInput,
+  type VersionPrecondition,
+} from './rules.js';
 
 export class ResourcesService {
   private readonly writes: ResourceWrites;
@@ -28,7 +43,7 @@ export class ResourcesService {
 
   async create(accountId: string, input: CreateResourceInput): Promise<Resource> {
     // Refused before a write starts.
-    const name = validateFields(input, input.type, input.state) ?? '';
+    const name = this.checkCreate(input);
     return this.pipeline.transaction(accountId, (write) => this.writes.create(write, input, name));
   }
 
@@ -39,10 +54,7 @@ export class ResourcesService {
   }
 
   async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {
-    if (input.type !== undefined) throw invalidField('/type', 'cannot be changed; create a new resource instead');
-    if (input.name === undefined && input.state === undefined && input.attributes === undefined && input.tags === undefined) {
-      throw badRequest('Send at least one of name, state, attributes, tags');
-    }
+    checkUpdateInput(input);
     return this.submitUpdate(accountId, { id, input, precondition });
   }
 
@@ -50,6 +62,25 @@ export class ResourcesService {
   async updateIn(write: AccountWrite, id: string, input: UpdateResourceInput): Promise<Resource> {
     return this.writes.update(write, { id, input, precondition: undefined });
   }
+
+  /** Refuses, before a write starts, a creation whose fields are wrong; returns its trimmed name. */
+  checkCreate(input: CreateResourceInput): string {
+    return validateFields(input, input.type, input.state) ?? '';
+  }
+
+  /** Refuses, before a write starts, an update that cannot be right whatever the resource is. */
+  checkUpdate(input: UpdateResourceInput): void {
+    checkUpdateInput(input);
+    validateFields(input, 'text', undefined);
+  }
+
+  /** Creations, updates and deletions inside an account's write the caller holds (a batch), each as its own route does it. */
+  readonly within = {
+    create: (write: AccountWrite, input: CreateResourceInput): Promise<Resource> => this.writes.create(write, input, this.checkCreate(input)),
+    /** Runs of updates: what each answers, decided in order; the caller rolls back on a refusal. */
+    update: (write: AccountWrite, updates: readonly ResourceUpdate[]): Promise<Outcome<Resource>[]> => this.writes.updateAll(write, updates),
+    delete: (write: AccountWrite, id: string, precondition: VersionPrecondition): Promise<void> => this.writes.delete(write, id, precondition),
+  };
 
   async delete(accountId: string, id: string, precondition: VersionPrecondition): Promise<void> {
     await this.pipeline.transaction(accountId, (write) => this.writes.delete(write, id, precondition));

@@ -41,7 +41,7 @@ export class ResourceWrites {
   readonly updates: WriteKind<ResourceUpdate, Resource> = {
     limits: UPDATE_BATCH,
     alone: (accountId, items) => this.decideAlone(accountId, items),
-    inTransaction: (write, items) => this.writeUpdates(write, items),
+    inTransaction: (write, items) => this.updateAll(write, items),
   };
 
   async create(write: AccountWrite, input: CreateResourceInput, name: string): Promise<Resource> {
@@ -64,7 +64,7 @@ export class ResourceWrites {
 
   /** One update inside a write the caller holds (a schedule's run); throws when refused. */
   async update(write: AccountWrite, update: ResourceUpdate): Promise<Resource> {
-    const [outcome] = await this.writeUpdates(write, [update]);
+    const [outcome] = await this.updateAll(write, [update]);
     if ('error' in outcome!) throw outcome.error;
     return outcome!.value;
   }
@@ -92,10 +92,10 @@ export class ResourceWrites {
   /**
    * The updates in the account's write, each decided against the account as its lock leaves it
    * (read once for all of them), so a refusal writes nothing. A tag change is written by itself, a
-   * single update by its version-checked statement, and a run of updates that keep their tags (a
-   * batch of several processes) with their events in one statement.
+   * single update by its version-checked statement, and on PostgreSQL a run of updates that keep
+   * their tags (several processes' turn, or a batch) with their events in one statement.
    */
-  private async writeUpdates(write: AccountWrite, updates: readonly ResourceUpdate[]): Promise<Outcome<Resource>[]> {
+  async updateAll(write: AccountWrite, updates: readonly ResourceUpdate[]): Promise<Outcome<Resource>[]> {
     const { accountId } = write;
     const stored = await this.current(
       write,
@@ -104,10 +104,10 @@ export class ResourceWrites {
     const { outcomes, decided } = decideUpdates(updates, (id) => stored.get(id), this.clock.now().toISOString());
     for (let start = 0; start < decided.length; ) {
       let end = start + 1;
-      if (!decided[start]!.changed.includes('tags')) while (end < decided.length && !decided[end]!.changed.includes('tags')) end++;
+      if (write.appendWith && !decided[start]!.changed.includes('tags')) while (end < decided.length && !decided[end]!.changed.includes('tags')) end++;
       if (end - start > 1) {
         const run = decided.slice(start, end);
-        await write.appendWith(run.map(updatedEvent), updateResourcesJoined(accountId, newestOf(run)));
+        await write.appendWith!(run.map(updatedEvent), updateResourcesJoined(accountId, newestOf(run)));
       } else {
         const { resource, previous, changed } = decided[start]!;
         const tags = changed.includes('tags') ? previous.tags : undefined;

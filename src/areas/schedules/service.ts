@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { authorizerOf, type Authorizer, type Credential, type CutOffReason } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
 import { cutOffEach, type StandingAuthority, type StandingObjects } from '../../standing-authority.js';
-import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, type Event } from '../events/event.js';
+import { CUSTOM_EVENT_TYPE, CUSTOM_EVENT_TYPE_RULE, customDataProblem, type Event } from '../events/event.js';
 import { newId } from '../../platform/ids.js';
 import { cronNext, normalisedAt, validTimezone } from './timing.js';
 import type { AuditService } from '../audit/service.js';
@@ -102,9 +102,8 @@ export class SchedulesService implements StandingObjects {
       if (problem) throw invalidField('/action/state', problem);
     } else {
       if (!CUSTOM_EVENT_TYPE.test(action.eventType)) throw invalidField('/action/eventType', `must be ${CUSTOM_EVENT_TYPE_RULE}`);
-      if (Buffer.byteLength(JSON.stringify(action.data)) > EVENT_BODY_LIMIT) {
-        throw invalidField('/action/data', `must be at most ${EVENT_BODY_LIMIT} bytes as JSON, like a published event`);
-      }
+      const problem = customDataProblem(action.data);
+      if (problem) throw invalidField('/action/data', problem);
     }
   }
 
