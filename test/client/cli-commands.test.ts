@@ -300,8 +300,9 @@ describe('devdata-client commands', () => {
     const { json, cli, account } = await as();
     await json('resources', 'create', '--name', 'Fan', '--type', 'switch', '--state', 'on');
     const onTerminal = (extraEnv: Record<string, string>, ...args: string[]) =>
-      run('script', ['-qec', [process.execPath, CLIENT_CLI, 'resources', 'list', ...args].map((word) => `'${word}'`).join(' '), '/dev/null'], {
-        env: { ...process.env, DEVDATA_URL: base, DEVDATA_API_KEY: account.key, NO_COLOR: '', ...extraEnv },
+      // SHELL: the shell script starts the command with, whatever the caller's is (an empty one fails).
+      run('script', ['-qec', `exec ${[process.execPath, CLIENT_CLI, 'resources', 'list', ...args].map((word) => `'${word}'`).join(' ')}`, '/dev/null'], {
+        env: { ...process.env, SHELL: '/bin/sh', DEVDATA_URL: base, DEVDATA_API_KEY: account.key, NO_COLOR: '', ...extraEnv },
       });
     const coloured = await onTerminal({});
     expect(coloured.stdout).toContain('\u001b[1mID\u001b[22m');
