@@ -6,7 +6,7 @@ import { Operations } from './generated/operations.js';
 import type { paths } from './generated/openapi.js';
 import type { CallOptions } from './operation-types.js';
 import { EventStream, type EventStreamOptions } from './stream.js';
-import { createTransport, type Credential, type RetryOptions } from './transport.js';
+import { createTransport, type Credential, IDEMPOTENCY_KEY_HEADER, type RetryOptions } from './transport.js';
 import type { ApiKey, App, AuditRecord, DevdataEvent, EventPage, Installation, Resource, ResourceType, Schedule, Webhook, WebhookDelivery } from './types.js';
 
 export interface DevdataClientOptions {
@@ -41,6 +41,10 @@ export function ifMatch(version: number): string {
   return `"${version}"`;
 }
 
+function withoutHeader(headers: Record<string, string> | undefined, name: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).filter(([header]) => header.toLowerCase() !== name));
+}
+
 export class DevdataClient extends Operations {
   /**
    * The openapi-fetch client of the same API, for what the methods do not cover (another media
@@ -57,7 +61,7 @@ export class DevdataClient extends Operations {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.api = createClient<paths>({
       baseUrl: this.baseUrl,
-      fetch: createTransport({ credential: options.apiKey, retry: options.retry, fetch: options.fetch }),
+      fetch: createTransport({ apiRoot: `${this.baseUrl}/api/v1/`, credential: options.apiKey, retry: options.retry, fetch: options.fetch }),
     });
   }
 
@@ -69,7 +73,10 @@ export class DevdataClient extends Operations {
     parseAs: 'json' | 'arrayBuffer',
   ): Promise<unknown> {
     const { body, ...params } = (input ?? {}) as { body?: unknown };
-    const init = { params, body, parseAs, signal: options?.signal, headers: options?.headers };
+    const key = options?.idempotencyKey;
+    // The option wins over a header of the same name, whatever its case.
+    const headers = key === undefined ? options?.headers : { ...withoutHeader(options?.headers, IDEMPOTENCY_KEY_HEADER), [IDEMPOTENCY_KEY_HEADER]: key };
+    const init = { params, body, parseAs, signal: options?.signal, headers };
     const result = await this.api.request(method as 'get', path as '/api/v1', init as never);
     // Errors were thrown by the transport; what is left is data, nothing (204) or not modified (304).
     return (result as { data?: unknown }).data;

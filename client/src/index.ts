@@ -4,7 +4,7 @@ export { DevdataError, type ErrorDetail } from './errors.js';
 export type { CallOptions, OperationInput } from './operation-types.js';
 export { EventStream, type EventStreamOptions } from './stream.js';
 export { parseSse, type SseMessage } from './sse.js';
-export type { Credential, RetryOptions } from './transport.js';
+export { newIdempotencyKey, type Credential, type RetryOptions } from './transport.js';
 export * from './types.js';
 export { APP_TYPES, EVENT_TYPES, OAUTH_SCOPES, RESOURCE_TYPES, SCOPES } from './generated/values.js';
 export { describeScheduleAction, formatState, scheduleRanOnce, scheduleStatus, webhookStatus } from './display.js';

@@ -6,6 +6,12 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Extra request headers, e.g. `X-Request-Id` to tie the call to your own logs. */
   headers?: Record<string, string>;
+  /**
+   * The `Idempotency-Key` of a POST, PATCH or DELETE (1-255 characters from `!` to `~`). Without
+   * it each call sends a fresh random one; pass your own to make a call that you repeat later (after
+   * a crash, say) take effect once: the server answers the repeat with the first call's response.
+   */
+  idempotencyKey?: string;
 }
 
 type Present<T> = [NonNullable<T>] extends [never] ? false : true;

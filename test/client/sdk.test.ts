@@ -1,5 +1,5 @@
 // @devdata/client against the real server over a socket: typed calls, the one error type,
-// retries (429 after Retry-After, network failures of safe methods only), If-Match, paging.
+// retries (429 after Retry-After, network failures; writes with their Idempotency-Key), If-Match, paging.
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { DevdataClient, DevdataError, ifMatch, type Resource } from '@devdata/client';
@@ -111,13 +111,13 @@ describe('@devdata/client', () => {
     expect(asked).toBe(2);
   });
 
-  it('retries network failures of safe methods with backoff, never of others', async () => {
+  it('retries network failures with backoff, a write with its Idempotency-Key; a write outside the API never', async () => {
     const { account, base } = await client();
     let failuresLeft = 2;
-    const calls: string[] = [];
+    const calls: Array<[string, string | null]> = [];
     const flaky: typeof fetch = async (input, init) => {
       const request = new Request(input, init);
-      calls.push(request.method);
+      calls.push([request.method, request.headers.get('idempotency-key')]);
       if (failuresLeft > 0) {
         failuresLeft--;
         throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
@@ -126,16 +126,28 @@ describe('@devdata/client', () => {
     };
     const devdata = new DevdataClient({ baseUrl: base, apiKey: account.key, fetch: flaky, retry: { initialDelayMs: 10 } });
     expect((await devdata.getCurrentCredential()).account.id).toBe(account.accountId);
-    expect(calls).toEqual(['GET', 'GET', 'GET']);
+    expect(calls).toEqual([
+      ['GET', null],
+      ['GET', null],
+      ['GET', null],
+    ]);
 
-    // A POST is not retried: it may have reached the server.
+    // A POST is sent again with the same key: had it reached the server, the server would replay it.
     failuresLeft = 1;
     calls.length = 0;
-    const refused = await failure(devdata.publishEvent({ body: { type: 'custom.once', data: {} } }));
+    await devdata.publishEvent({ body: { type: 'custom.once', data: {} } });
+    expect(calls.map(([method]) => method)).toEqual(['POST', 'POST']);
+    expect(calls[0]![1]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(calls[1]![1]).toBe(calls[0]![1]);
+    expect((await devdata.listEvents({ query: { type: 'custom.once' } })).data).toHaveLength(1);
+
+    // The OAuth endpoints take no key: a POST there is not retried.
+    failuresLeft = 1;
+    calls.length = 0;
+    const refused = await failure(devdata.api.POST('/oauth/revoke', { body: { token: 'dda_x' } as never }));
     expect(refused).toMatchObject({ status: 0, code: 'connection_error' });
     expect(refused.message).toContain('ECONNRESET');
-    expect(calls).toEqual(['POST']);
-    expect((await devdata.listEvents({ query: { type: 'custom.once' } })).data).toEqual([]);
+    expect(calls).toEqual([['POST', null]]);
 
     // Past the configured retries, the failure is thrown.
     failuresLeft = 5;
