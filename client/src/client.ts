@@ -1,13 +1,28 @@
 // DevdataClient: a typed method for every operation (generated from the OpenAPI document), paging
 // as async iterators, and the live event stream.
 import createClient, { type Client } from 'openapi-fetch';
-import { explainExpiredCursor } from './errors.js';
+import { type BatchAllOptions, BatchFailure, type BatchResponseOf, type BatchResultOf, batchesOf } from './batch.js';
+import { DevdataError, explainExpiredCursor } from './errors.js';
 import { Operations } from './generated/operations.js';
+import { BATCH_MAX_OPERATIONS } from './generated/values.js';
 import type { paths } from './generated/openapi.js';
 import type { CallOptions } from './operation-types.js';
 import { EventStream, type EventStreamOptions } from './stream.js';
 import { createTransport, type Credential, IDEMPOTENCY_KEY_HEADER, type RetryOptions } from './transport.js';
-import type { ApiKey, App, AuditRecord, DevdataEvent, EventPage, Installation, Resource, ResourceType, Schedule, Webhook, WebhookDelivery } from './types.js';
+import type {
+  ApiKey,
+  App,
+  AuditRecord,
+  BatchOperation,
+  DevdataEvent,
+  EventPage,
+  Installation,
+  Resource,
+  ResourceType,
+  Schedule,
+  Webhook,
+  WebhookDelivery,
+} from './types.js';
 
 export interface DevdataClientOptions {
   /** The service's base address, e.g. `https://devdata.example.com` (no `/api/v1`). */
@@ -145,6 +160,44 @@ export class DevdataClient extends Operations {
 
   async *iterateInstallations(options?: CallOptions): AsyncGenerator<Installation> {
     yield* (await this.listInstallations(undefined, options)).data;
+  }
+
+  /**
+   * Up to BATCH_MAX_OPERATIONS (1,000) writes in one request, all or nothing (`POST /api/v1/batch`):
+   * `const { results } = await devdata.batch([{ op: 'create', … }, { op: 'delete', id }])`, each
+   * result typed by its operation (`results[0].resource`). A refusal names the failing operation
+   * in `error.details[0].index`; nothing was written then.
+   */
+  async batch<Operations extends readonly BatchOperation[] | []>(operations: Operations, options?: CallOptions): Promise<BatchResponseOf<Operations>> {
+    return (await this.call('post', '/api/v1/batch', { body: { operations } }, options, 'json')) as BatchResponseOf<Operations>;
+  }
+
+  /**
+   * A list of any length written as consecutive batches of `size`, in order, each with its own
+   * Idempotency-Key (so each is retried safely), reporting `onProgress` after each. A failing batch
+   * throws a BatchFailure that says which batch and operation failed and how many were written.
+   */
+  async batchAll<Operations extends readonly BatchOperation[]>(
+    operations: Operations,
+    options: BatchAllOptions = {},
+  ): Promise<{ results: Array<BatchResultOf<Operations[number]>>; cursor: number | undefined }> {
+    const { size = BATCH_MAX_OPERATIONS, onProgress, ...callOptions } = options;
+    if (size > BATCH_MAX_OPERATIONS) throw new RangeError(`a batch holds at most ${BATCH_MAX_OPERATIONS} operations, not ${size}`);
+    const batches = batchesOf(operations, size);
+    const results: Array<BatchResultOf<Operations[number]>> = [];
+    let cursor: number | undefined;
+    for (const [index, batch] of batches.entries()) {
+      try {
+        const response = await this.batch(batch, callOptions);
+        results.push(...(response.results as Array<BatchResultOf<Operations[number]>>));
+        cursor = response.cursor;
+      } catch (error) {
+        if (!(error instanceof DevdataError) || error.code === 'aborted') throw error;
+        throw new BatchFailure(error, { batch: index, batches: batches.length, done: results.length });
+      }
+      onProgress?.({ done: results.length, total: operations.length, batch: index + 1, batches: batches.length });
+    }
+    return { results, cursor };
   }
 
   /**

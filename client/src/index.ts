@@ -1,4 +1,5 @@
-// @devdata/client: a typed client of the devdata API, webhook verification and OAuth helpers.
+// @devdata/client: a typed client of the devdata API, batches and the rows of import files, webhook
+// verification and OAuth helpers.
 export { DevdataClient, ifMatch, type DevdataClientOptions, type EventQuery, type ResourceQuery } from './client.js';
 export { DevdataError, type ErrorDetail } from './errors.js';
 export type { CallOptions, OperationInput } from './operation-types.js';
@@ -6,7 +7,21 @@ export { EventStream, type EventStreamOptions } from './stream.js';
 export { parseSse, type SseMessage } from './sse.js';
 export { newIdempotencyKey, type Credential, type RetryOptions } from './transport.js';
 export * from './types.js';
-export { APP_TYPES, EVENT_TYPES, OAUTH_SCOPES, RESOURCE_TYPES, SCOPES } from './generated/values.js';
+export { APP_TYPES, BATCH_MAX_OPERATIONS, EVENT_TYPES, OAUTH_SCOPES, RESOURCE_TYPES, SCOPES } from './generated/values.js';
+export { BatchFailure, type BatchAllOptions, type BatchProgress, type BatchResponseOf, type BatchResultOf } from './batch.js';
+export {
+  batchesOf,
+  CSV_COLUMNS,
+  csvHeader,
+  exportLine,
+  importFormatOf,
+  parseImportRows,
+  stateFromText,
+  type ExportOptions,
+  type ImportFormat,
+  type ImportRow,
+  type ImportRowError,
+} from './import-rows.js';
 export { describeScheduleAction, formatState, scheduleRanOnce, scheduleStatus, webhookStatus } from './display.js';
 export {
   DEFAULT_TOLERANCE_SECONDS,

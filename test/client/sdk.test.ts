@@ -28,7 +28,7 @@ describe('@devdata/client', () => {
 
   it('has a typed method for every operation of the served document except the stream, the OAuth endpoints and HEAD', async () => {
     const document = (await app().request({ url: '/openapi.json' })).json as { paths: Record<string, Record<string, { operationId: string }>> };
-    const handWritten = new Set(['streamEvents', 'showAuthorizationPage', 'submitAuthorizationPage', 'requestToken', 'revokeToken']);
+    const handWritten = new Set(['streamEvents', 'showAuthorizationPage', 'submitAuthorizationPage', 'requestToken', 'revokeToken', 'batch']);
     // A HEAD operation is its GET's headers without a body: the GET's method serves.
     const ids = Object.values(document.paths).flatMap((methods) =>
       Object.entries(methods).flatMap(([method, operation]) => (method === 'head' ? [] : [operation.operationId])),
@@ -37,8 +37,9 @@ describe('@devdata/client', () => {
       if (handWritten.has(id)) continue;
       expect(typeof (DevdataClient.prototype as unknown as Record<string, unknown>)[id], id).toBe('function');
     }
-    // The stream is the hand-written iterator; the OAuth endpoints are DevdataOAuth's.
+    // The stream is the hand-written iterator; the OAuth endpoints are DevdataOAuth's; batch is typed by its operations.
     expect(typeof DevdataClient.prototype.streamEvents).toBe('function');
+    expect(typeof DevdataClient.prototype.batch).toBe('function');
   });
 
   it('was generated from the document the server serves (the copy in client/ has not drifted)', async () => {

@@ -2,7 +2,8 @@
 // a resource's state, If-Match; and Ctrl-C.
 import { DevdataClient, ifMatch } from '../client.js';
 import { RESOURCE_TYPES } from '../generated/values.js';
-import type { ResourceType } from '../types.js';
+import { stateFromText, unreadableState } from '../import-rows.js';
+import type { ResourceState, ResourceType } from '../types.js';
 import { UsageError, type Values } from './command.js';
 
 export function clientFor(values: Values): DevdataClient {
@@ -63,19 +64,11 @@ export function resourceTypeValue(values: Values, name: string): ResourceType | 
   return type as ResourceType | undefined;
 }
 
-/** A state typed on the command line, read as the resource's type needs it. */
-export function stateFor(type: ResourceType, text: string): string | number | boolean {
-  switch (type) {
-    case 'binary_sensor':
-    case 'switch':
-      if (/^(true|on|1)$/i.test(text)) return true;
-      if (/^(false|off|0)$/i.test(text)) return false;
-      throw new UsageError(`a ${type} takes on or off (true/false), not "${text}"`);
-    case 'sensor':
-      return text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
-    default:
-      return text;
-  }
+/** A state typed on the command line, read as the resource's type needs it (as an import file's CSV cell is). */
+export function stateFor(type: ResourceType, text: string): ResourceState {
+  const state = stateFromText(type, text);
+  if (state === undefined) throw new UsageError(unreadableState(type, text));
+  return state;
 }
 
 /** --if-match N (or the ETag "N"): the If-Match header for that resource version. */
