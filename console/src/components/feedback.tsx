@@ -11,7 +11,8 @@ export function Busy({ label }: { label: string }) {
   );
 }
 
-export function ErrorNotice({ error, title }: { error: unknown; title?: string }) {
+/** `children`, when given, say what the error's details mean in place of their list (an import names lines, not paths). */
+export function ErrorNotice({ error, title, children }: { error: unknown; title?: string; children?: ComponentChildren }) {
   if (error === undefined || error === null) return null;
   const problem = describeProblem(error);
   return (
@@ -19,7 +20,8 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
       <p>
         <strong>{title ?? 'That did not work'}:</strong> {problem.message}
       </p>
-      {problem.details.length > 0 && (
+      {children}
+      {children === undefined && problem.details.length > 0 && (
         <ul>
           {problem.details.map((detail) => (
             <li key={detail.path}>
