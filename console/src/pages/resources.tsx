@@ -1,4 +1,4 @@
-// Resources page: the table with type and tag filters and paging, kept current by the live stream, and delete (asked first); it opens the create form and the editor.
+// Resources page: the table with type and tag filters and paging, kept current by the live stream, and delete (asked first); it opens the create form, the editor and the import dialog.
 import { RESOURCE_TYPES, type DevdataEvent, type Resource, type ResourceType } from '@devdata/client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
@@ -17,6 +17,7 @@ import { useShown } from '../router';
 import { scopeReason } from '../scopes';
 import { CreateResource } from './resource-create-form';
 import { ResourceEditor } from './resource-editor';
+import { ImportResources } from './resource-import';
 import { ShownResource } from './resource-shown';
 
 const PAGE_SIZE = 25;
@@ -59,6 +60,7 @@ function ResourcesView() {
   const [editing, setEditing] = useState<Resource | undefined>(undefined);
   const [deleting, setDeleting] = useState<Resource | undefined>(undefined);
   const [creating, setCreating] = useState(false);
+  const [importing, setImporting] = useState(false);
   const shown = useShown();
 
   const list = useLoad(
@@ -149,10 +151,26 @@ function ResourcesView() {
     <>
       <div class="toolbar">
         {canFollow ? <LiveBadge status={live} /> : <span class="reason">Live updates need the events:read scope, which the connected key does not have.</span>}
-        <GuardedButton needs={['resources:write']} type="button" onClick={() => setCreating(true)} disabled={creating}>
-          New resource
-        </GuardedButton>
+        <div class="toolbar-actions">
+          <GuardedButton needs={['resources:write']} type="button" onClick={() => setCreating(true)} disabled={creating}>
+            New resource
+          </GuardedButton>
+          {/* Not disabled while the dialog is open: the dialog gives focus back to it when it closes. */}
+          <GuardedButton needs={['resources:write']} type="button" class="secondary" onClick={() => setImporting(true)}>
+            Import
+          </GuardedButton>
+        </div>
       </div>
+      {importing && (
+        <ImportResources
+          onClose={() => setImporting(false)}
+          onEnded={() => {
+            // Thousands of rows may have changed: the page is read again rather than patched by each event.
+            setNewElsewhere(0);
+            list.reload();
+          }}
+        />
+      )}
       {creating && (
         <CreateResource
           onDone={() => setCreating(false)}
