@@ -102,6 +102,19 @@ async function fillAccount(key: string): Promise<void> {
   await until(async () => (await api('GET', `/api/v1/schedules/${once.id}`)).lastRunAt !== null, 'the one-off run');
 }
 
+/** The file of the import dialog's picture: new sensors of a second greenhouse, an update by id, a line with a slip. */
+function importFile(humidityId: string): string {
+  return [
+    'id,name,type,state,tags,attributes',
+    ',East greenhouse temperature,sensor,19.5,greenhouse;east,"{""unit_of_measurement"":""°C""}"',
+    ',East greenhouse humidity,sensor,58,greenhouse;east,"{""unit_of_measurement"":""%""}"',
+    ',East vent,switch,off,greenhouse;east,',
+    ',East door open,binary_sensor,maybe,greenhouse;east,',
+    `${humidityId},Greenhouse humidity (west),sensor,61,greenhouse;west,`,
+    ',East status,text,Seedlings planted,greenhouse;east,',
+  ].join('\n');
+}
+
 it('takes every page at 1440 and 375 px into docs/console/', async () => {
   const wide = await openConsole(browser, base, { width: 1440 });
   const page = wide.page;
@@ -137,6 +150,14 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
     await goTo(target, 'Resources');
     await target.getByText('Live', { exact: true }).waitFor();
     await shoot(target, '04-resources', width);
+    await target.getByRole('button', { name: 'Import', exact: true }).click();
+    const humidity = await target.locator('[data-resource-id]', { hasText: 'Greenhouse humidity' }).getAttribute('data-resource-id');
+    await target
+      .getByLabel('CSV or NDJSON file')
+      .setInputFiles({ name: 'greenhouse-east.csv', mimeType: 'text/csv', buffer: Buffer.from(importFile(humidity as string)) });
+    await target.locator('.import-preview').waitFor();
+    await shoot(target, '04-resource-import', width);
+    await target.getByRole('dialog', { name: 'Import resources' }).getByRole('button', { name: 'Close' }).click();
     await target.getByRole('button', { name: 'Edit Greenhouse temperature' }).click();
     await target.getByLabel('State value').fill('19.5');
     const id = await target.locator('[data-resource-id]', { hasText: 'Greenhouse temperature' }).getAttribute('data-resource-id');
