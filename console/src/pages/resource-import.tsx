@@ -236,6 +236,7 @@ function FilePicker({ onFile, disabled }: { onFile: (file: File) => void; disabl
       <label for="import-file">CSV or NDJSON file</label>
       <input
         id="import-file"
+        class="drop-zone-file"
         type="file"
         accept=".csv,.ndjson,.jsonl,text/csv,application/x-ndjson"
         disabled={disabled}
