@@ -92,6 +92,20 @@ export interface TransportOptions {
   fetch?: typeof fetch | undefined;
 }
 
+/**
+ * The attempt, or the abort of the call, whichever comes first. Node's fetch loses a cloned
+ * request's abort after a garbage collection (undici issue 4068): the attempt is given the signal
+ * itself, and the call does not wait for the attempt to notice.
+ */
+function untilAborted<T>(attempt: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(abortedError(signal));
+    const onAbort = () => reject(abortedError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    attempt.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** Whether a 409 is the server saying that the first request with this key still runs. */
 async function isKeyInUse(response: Response): Promise<boolean> {
   if (response.status !== 409) return false;
@@ -126,7 +140,7 @@ export function createTransport(options: TransportOptions): (request: Request) =
     for (;;) {
       let response: Response;
       try {
-        response = await fetchImpl(request.clone());
+        response = await untilAborted(fetchImpl(request.clone(), { signal: request.signal }), request.signal);
       } catch (error) {
         if (request.signal.aborted) throw abortedError(request.signal);
         if ((keyed || SAFE_METHODS.has(request.method)) && retries.network < retry.network) {

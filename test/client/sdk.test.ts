@@ -1,12 +1,17 @@
 // @devdata/client against the real server over a socket: typed calls, the one error type,
 // retries (429 after Retry-After, network failures; writes with their Idempotency-Key), If-Match, paging.
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { dirname, join, resolve } from 'node:path';
 import { DevdataClient, DevdataError, ifMatch, type Resource } from '@devdata/client';
 import { describe, expect, it } from 'vitest';
 import { renderOpenApiDocument, CANONICAL_BASE_URL } from '../../src/openapi-document.js';
 import { ManualClock, TestApp, useTestApp } from '../support/app.js';
 import { ROOT } from '../support/processes.js';
+import { sleep } from '../support/wait.js';
 import { thrown } from './support.js';
 
 const failure = (call: Promise<unknown>) => thrown(call, DevdataError);
@@ -167,6 +172,25 @@ describe('@devdata/client', () => {
     const started = Date.now();
     expect(await failure(devdata.getApiInfo(undefined, { signal: controller.signal }))).toMatchObject({ status: 0, code: 'aborted' });
     expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('aborts a call whose server never answers, also after a garbage collection (undici loses a cloned request’s abort then)', async () => {
+    const { account } = await client();
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const devdata = new DevdataClient({ baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, apiKey: account.key });
+      const controller = new AbortController();
+      const call = failure(devdata.createResource({ body: { name: 'Never', type: 'text', state: 'x' } }, { signal: controller.signal }));
+      await sleep(100);
+      v8.setFlagsFromString('--expose-gc');
+      (runInNewContext('gc') as () => void)();
+      controller.abort();
+      expect(await call).toMatchObject({ status: 0, code: 'aborted' });
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 
   it('pages through every list as an async iterator', async () => {
