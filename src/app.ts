@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import type { Config } from './config.js';
 import { openContext, type AppContext, type ContextOptions } from './context.js';
 import { installAccess } from './platform/access.js';
+import { installIdempotency } from './platform/idempotency.js';
 import { BatchedLogDestination } from './platform/log-destination.js';
 import { ACCESS_LINE_MESSAGE, JSON_LOG_OUTPUT, type LogOutput, PrettyLogLines } from './platform/log-format.js';
 import { answerClientError, frameworkProblem, installHttpContract, sendError } from './platform/http-contract.js';
@@ -74,6 +75,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   installValidation(app);
   installHttpContract(app);
   installAccess(app, { config, resolvers: [services.keys, services.oauth], limiter: context.rateLimiter });
+  installIdempotency(app, context.idempotentRequests);
 
   const { metrics } = context;
   // A callback hook, not an async one: it runs on every response and has nothing to wait for.

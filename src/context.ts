@@ -19,6 +19,7 @@ import { InMemoryOlderEvents } from './areas/events/older.js';
 import { AccountQueue } from './account-writes/queue.js';
 import { AccountWrites } from './account-writes/pipeline.js';
 import { BatchService } from './areas/batch/service.js';
+import { IdempotentRequests } from './idempotency/service.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
 import { InMemoryResourceReadModel, SHARED_LATER_CHUNK } from './areas/resources/read-model.js';
@@ -57,6 +58,8 @@ export interface AppContext {
   domain: DomainEvents;
   /** Every write of an account's events goes through it; background work follows its commits. */
   writes: AccountWrites;
+  /** The outcomes of requests sent with an Idempotency-Key, and the keys running in this process. */
+  idempotentRequests: IdempotentRequests;
   /** Where the secrets key came from and what the start did with it; undefined when no key was loaded. */
   secrets: SecretsStatus | undefined;
   close(): Promise<void>;
@@ -232,6 +235,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     streams,
     domain,
     writes,
+    idempotentRequests: new IdempotentRequests(db, clock, secrets.box),
     migrationsApplied,
     secrets: secrets.status,
     async close() {

@@ -12,11 +12,13 @@ export const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'conflict',
+  'idempotency_key_in_use',
   'cursor_expired',
   'precondition_failed',
   'payload_too_large',
   'unsupported_media_type',
   'range_not_satisfiable',
+  'idempotency_key_reused',
   'rate_limited',
   'internal_error',
   'unavailable',
@@ -36,7 +38,7 @@ export interface ErrorFacts {
   credentialSent?: boolean;
   /** insufficient_scope: the scopes the operation needs. */
   scopes?: readonly string[];
-  /** rate_limited: when to try again. */
+  /** rate_limited, idempotency_key_in_use: when to try again. */
   retryAfterSeconds?: number;
 }
 

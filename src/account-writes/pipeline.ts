@@ -16,7 +16,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
-import { afterCommit, inTransaction } from '../storage/transaction.js';
+import { afterCommit, inTransaction, OutcomeTaken, type OutcomeRecord } from '../storage/transaction.js';
 import { conditionHolds, nextEventSequence, type AccountCondition } from '../storage/sequences.js';
 import type { JoinedRows } from '../storage/postgres-writes.js';
 import type { Event } from '../areas/events/event.js';
@@ -88,8 +88,14 @@ export interface WriteKind<Item, Result> {
   inTransaction(write: AccountWrite, items: readonly Item[]): Promise<Outcome<Result>[]>;
 }
 
-/** Writes an item of a kind; settles with its result. */
-export type Submit<Item, Result> = (accountId: string, item: Item, bytes?: number) => Promise<Result>;
+/** Writes an item of a kind, recording `outcome` with it; settles with its result. */
+export type Submit<Item, Result> = (accountId: string, item: Item, bytes?: number, outcome?: OutcomeRecord) => Promise<Result>;
+
+/** An item as it waits: with the outcome its request records in the same transaction. */
+interface Entry<Item> {
+  item: Item;
+  outcome: OutcomeRecord | undefined;
+}
 
 /** Thrown to roll back a transaction whose items were all refused: it has nothing to commit. */
 class NothingToCommit extends Error {}
@@ -114,30 +120,39 @@ export class AccountWrites {
     return register(this.committedReactions, committed as CommittedReaction<unknown>);
   }
 
-  /** Runs `work` in the account's write transaction, its turn come; it appends at least one event. */
-  async transaction<T>(accountId: string, work: (write: AccountWrite) => Promise<T>): Promise<T> {
-    return this.queue ? this.queue.run(accountId, () => this.inTurn(accountId, work)) : this.inTurn(accountId, work);
+  /**
+   * Runs `work` in the account's write transaction, its turn come; it appends at least one event.
+   * `outcome` is recorded in the same transaction, given what `work` returned.
+   */
+  async transaction<T>(accountId: string, work: (write: AccountWrite) => Promise<T>, outcome?: OutcomeRecord): Promise<T> {
+    return this.queue ? this.queue.run(accountId, () => this.inTurn(accountId, work, outcome)) : this.inTurn(accountId, work, outcome);
   }
 
   /** The way items of `kind` are written: together with others waiting for the account (several processes), else each in a transaction. */
   kind<Item, Result>(kind: WriteKind<Item, Result>): Submit<Item, Result> {
     const { queue } = this;
-    if (!queue) return async (accountId, item) => outcomeOf((await this.inTransaction(kind, accountId, [item]))[0]!);
-    const batches = new AccountBatches<Item, Result>(queue, (accountId, waiting) => this.turn(kind, accountId, waiting), kind.limits);
-    return (accountId, item, bytes = 0) => batches.add(accountId, item, bytes);
+    if (!queue) return async (accountId, item, _bytes, outcome) => outcomeOf((await this.inTransaction(kind, accountId, [{ item, outcome }]))[0]!);
+    const batches = new AccountBatches<Entry<Item>, Result>(queue, (accountId, waiting) => this.turn(kind, accountId, waiting), kind.limits);
+    return (accountId, item, bytes = 0, outcome) => batches.add(accountId, { item, outcome }, bytes);
   }
 
-  /** Several processes, the account's turn come: one statement for what it can take, a transaction for the rest. */
-  private async turn<Item, Result>(kind: WriteKind<Item, Result>, accountId: string, waiting: readonly Waiting<Item, Result>[]): Promise<void> {
+  /**
+   * Several processes, the account's turn come: one statement for what it can take, a transaction
+   * for the rest. The statement takes items up to the first whose request records an outcome (that
+   * record needs the transaction).
+   */
+  private async turn<Item, Result>(kind: WriteKind<Item, Result>, accountId: string, waiting: readonly Waiting<Entry<Item>, Result>[]): Promise<void> {
     let settled = 0;
     const condition = this.skipCondition();
-    const items = waiting.map((entry) => entry.item);
-    const statement = condition && kind.alone?.(accountId, items);
+    const entries = waiting.map((entry) => entry.item);
+    const plain = entries.findIndex((entry) => entry.outcome !== undefined);
+    const items = entries.slice(0, plain < 0 ? entries.length : plain).map((entry) => entry.item);
+    const statement = condition && items.length > 0 && kind.alone?.(accountId, items);
     if (statement && statement.events.length > 0 && (await this.writeInOneStatement(accountId, statement, condition))) {
       settle(waiting, statement.outcomes);
       settled = statement.outcomes.length;
     }
-    if (settled < waiting.length) settle(waiting.slice(settled), await this.inTransaction(kind, accountId, items.slice(settled)));
+    if (settled < waiting.length) settle(waiting.slice(settled), await this.inTransaction(kind, accountId, entries.slice(settled)));
   }
 
   /** The condition under which every inside reaction may be skipped; undefined when one never may. */
@@ -163,61 +178,91 @@ export class AccountWrites {
     return true;
   }
 
-  /** The items in one transaction; when all are refused, it rolls back and they answer their errors. */
-  private async inTransaction<Item, Result>(kind: WriteKind<Item, Result>, accountId: string, items: readonly Item[]): Promise<Outcome<Result>[]> {
+  /**
+   * The items in one transaction, each written item's outcome recorded with it; when all are
+   * refused, it rolls back and they answer their errors. An item whose outcome another process
+   * recorded first (the same Idempotency-Key) answers OutcomeTaken, and the others are written again
+   * without it: the rollback undid its effect with theirs.
+   */
+  private async inTransaction<Item, Result>(kind: WriteKind<Item, Result>, accountId: string, entries: readonly Entry<Item>[]): Promise<Outcome<Result>[]> {
     let outcomes: Outcome<Result>[] = [];
-    try {
-      await this.inTurn(accountId, async (write) => {
-        outcomes = await kind.inTransaction(write, items);
-        if (!outcomes.some((outcome) => 'value' in outcome)) throw new NothingToCommit();
-      });
-    } catch (error) {
-      if (!(error instanceof NothingToCommit)) throw error;
+    const taken = new Map<number, OutcomeTaken>();
+    for (;;) {
+      const remaining = entries.flatMap((entry, index) => (taken.has(index) ? [] : [{ entry, index }]));
+      try {
+        if (remaining.length > 0) {
+          await this.inTurn(accountId, async (write) => {
+            outcomes = await kind.inTransaction(
+              write,
+              remaining.map(({ entry }) => entry.item),
+            );
+            for (const [position, outcome] of outcomes.entries()) {
+              const { entry, index } = remaining[position]!;
+              if (!('value' in outcome) || !entry.outcome) continue;
+              try {
+                await entry.outcome.record(write.trx, outcome.value);
+              } catch (error) {
+                if (error instanceof OutcomeTaken) taken.set(index, error);
+                throw error;
+              }
+            }
+            if (!outcomes.some((outcome) => 'value' in outcome)) throw new NothingToCommit();
+          });
+        }
+      } catch (error) {
+        if (error instanceof OutcomeTaken) continue;
+        if (!(error instanceof NothingToCommit)) throw error;
+      }
+      const answered = new Map(remaining.map(({ index }, position) => [index, outcomes[position]!]));
+      return entries.map((_entry, index) => answered.get(index) ?? { error: taken.get(index)! });
     }
-    return outcomes;
   }
 
-  /** Steps 3 to 7 in a transaction, the account's turn come. */
-  private async inTurn<T>(accountId: string, work: (write: AccountWrite) => Promise<T>): Promise<T> {
+  /** Steps 3 to 7 in a transaction, the account's turn come; `outcome` recorded in it. */
+  private async inTurn<T>(accountId: string, work: (write: AccountWrite) => Promise<T>, outcome?: OutcomeRecord): Promise<T> {
     const appended: Event[] = [];
-    return inTransaction(this.db, async (trx) => {
-      const first = await nextEventSequence(trx, accountId);
-      const marks = this.marks();
-      let nextId = first.id;
-      const write: { -readonly [K in keyof AccountWrite]: AccountWrite[K] } = {
-        trx,
-        accountId,
-        lastEventId: nextId - 1,
-        append: async (type, data) => {
-          // The first id was reserved when the transaction started; further ones are taken now.
-          if (appended.length > 0) nextId = (await nextEventSequence(trx, accountId)).id;
-          const event: Event = { id: nextId, type, data, createdAt: this.clock.now().toISOString() };
-          await insertEvent(trx, accountId, event);
-          appended.push(event);
-          write.lastEventId = nextId;
-          return event;
-        },
-        appendWith: !this.queue
-          ? undefined
-          : async (events, rows) => {
-              if (events.length === 0) return;
-              const createdAt = this.clock.now().toISOString();
-              for (const event of events) event.createdAt = createdAt;
-              // The first id was reserved when the transaction started, if nothing took it yet.
-              await insertEventsInOneStatement(trx, accountId, events, { take: events.length - (appended.length === 0 ? 1 : 0), rows });
-              appended.push(...events);
-              write.lastEventId = events.at(-1)!.id;
-            },
-      };
-      const value = await work(write);
-      if (appended.length === 0) throw new Error('an account write committed no event');
-      const written: Written = { accountId, events: appended, path: 'transaction' };
-      for (const reaction of this.insideReactions) {
-        if (reaction.skippableWhen === null || !conditionHolds(reaction.skippableWhen, first.counters)) await reaction.react(trx, written);
-      }
-      afterCommit(trx, () => this.committed(written, marks));
-      return value;
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const first = await nextEventSequence(trx, accountId);
+        const marks = this.marks();
+        let nextId = first.id;
+        const write: { -readonly [K in keyof AccountWrite]: AccountWrite[K] } = {
+          trx,
+          accountId,
+          lastEventId: nextId - 1,
+          append: async (type, data) => {
+            // The first id was reserved when the transaction started; further ones are taken now.
+            if (appended.length > 0) nextId = (await nextEventSequence(trx, accountId)).id;
+            const event: Event = { id: nextId, type, data, createdAt: this.clock.now().toISOString() };
+            await insertEvent(trx, accountId, event);
+            appended.push(event);
+            write.lastEventId = nextId;
+            return event;
+          },
+          appendWith: !this.queue
+            ? undefined
+            : async (events, rows) => {
+                if (events.length === 0) return;
+                const createdAt = this.clock.now().toISOString();
+                for (const event of events) event.createdAt = createdAt;
+                // The first id was reserved when the transaction started, if nothing took it yet.
+                await insertEventsInOneStatement(trx, accountId, events, { take: events.length - (appended.length === 0 ? 1 : 0), rows });
+                appended.push(...events);
+                write.lastEventId = events.at(-1)!.id;
+              },
+        };
+        const value = await work(write);
+        if (appended.length === 0) throw new Error('an account write committed no event');
+        const written: Written = { accountId, events: appended, path: 'transaction' };
+        for (const reaction of this.insideReactions) {
+          if (reaction.skippableWhen === null || !conditionHolds(reaction.skippableWhen, first.counters)) await reaction.react(trx, written);
+        }
+        afterCommit(trx, () => this.committed(written, marks));
+        return value;
+      },
+      outcome,
+    );
   }
 
   private marks(): unknown[] {

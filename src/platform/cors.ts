@@ -5,8 +5,17 @@
 // The headers are fixed strings, set by the one request hook (access.ts): no per-request options.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-const EXPOSED_HEADERS = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'ETag', 'WWW-Authenticate'];
-const ALLOWED_HEADERS = ['Authorization', 'X-API-Key', 'Content-Type', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'X-Request-Id'];
+const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'ETag',
+  'WWW-Authenticate',
+  'Idempotent-Replayed',
+];
+const ALLOWED_HEADERS = ['Authorization', 'X-API-Key', 'Content-Type', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'X-Request-Id', 'Idempotency-Key'];
 const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const EXPOSED = EXPOSED_HEADERS.join(', ');
 const PREFLIGHT_HEADERS = {

@@ -16,11 +16,13 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  idempotency_key_in_use: 409,
   cursor_expired: 410,
   precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
+  idempotency_key_reused: 422,
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
@@ -43,6 +45,7 @@ export function errorHeaders(error: DomainError): Record<string, string> | undef
     case 'insufficient_scope':
       return { 'www-authenticate': `Bearer realm="devdata", error="insufficient_scope", scope="${(facts.scopes ?? []).join(' ')}"` };
     case 'rate_limited':
+    case 'idempotency_key_in_use':
       return facts.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(facts.retryAfterSeconds) };
     default:
       return undefined;

@@ -20,6 +20,7 @@ import {
   urlEncodedNul,
 } from './request-limits.js';
 import { noteBodyLength } from './validation.js';
+import { noteRawBody } from './idempotency.js';
 import { PART_NAMES, validationDetails } from './validation-messages.js';
 
 export interface ErrorResponse {
@@ -189,6 +190,7 @@ export function installHttpContract(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
+    noteRawBody(request, text);
     if (text === '') return done(null, undefined);
     const problem = jsonTextProblem(text, MAX_JSON_DEPTH);
     if (problem === 'too_deep') return done(new DomainError('invalid_request', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);

@@ -6,6 +6,7 @@ import type { RouteOptions } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
 import type { ErrorCode } from '../domain-errors.js';
 import { STATUS_BY_CODE } from './errors.js';
+import { takesIdempotencyKey } from './idempotency.js';
 import type { ErrorSchema } from './schemas.js';
 
 declare module 'fastify' {
@@ -33,6 +34,8 @@ const MEANING: Readonly<Record<ErrorCode, string>> = {
   not_found: 'no such record in this account',
   method_not_allowed: 'the path does not take this method; `Allow` lists the methods it takes',
   conflict: 'the request conflicts with what is stored',
+  idempotency_key_in_use: 'a request with this Idempotency-Key is still running; retry after Retry-After',
+  idempotency_key_reused: 'this Idempotency-Key was used with another method, path or body',
   cursor_expired: 'the cursor is older than the retained events (`details[0].oldestCursor` is the oldest that works)',
   precondition_failed: 'If-Match names another version than the current one (`details[0].currentVersion`)',
   payload_too_large: 'the body is larger than the operation accepts',
@@ -92,6 +95,7 @@ export function impliedCodes(route: Pick<RouteOptions, 'method' | 'url' | 'confi
     methods.some((method) => BODY_METHODS.has(method)) && 'payload_too_large',
     methods.some((method) => BODY_METHODS.has(method)) && 'unsupported_media_type',
     access !== 'unmetered' && 'rate_limited',
+    ...(methods.some((method) => takesIdempotencyKey(method, route.url)) ? (['idempotency_key_in_use', 'idempotency_key_reused'] as const) : []),
     'internal_error',
   ];
   return codes.filter((code): code is ErrorCode => code !== false);

@@ -3,13 +3,14 @@
 // (openapi-responses.ts), every response its headers, and every GET route its HEAD twin.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { TSchema } from 'typebox';
+import { type TObject, type TSchema, Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { RouteAccess } from './access.js';
 import { checkDeclaredErrors, documentedResponses } from './openapi-responses.js';
 import { ErrorSchema, ref } from './schemas.js';
 import { OAUTH_GRANTABLE, SCOPE_DESCRIPTIONS, type Scope } from './scopes.js';
 import { API_NAME, API_VERSION } from './api-version.js';
+import { IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './idempotency.js';
 
 function securityFor(access: RouteAccess | undefined): Array<Record<string, string[]>> {
   if (access === 'public' || access === 'unmetered') return [];
@@ -33,6 +34,26 @@ function documentRoute(route: RouteOptions): void {
   response['4xx'] ??= ref('Error');
   response['5xx'] ??= ref('Error');
   schema.security ??= securityFor(route.config?.auth);
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (methods.some((method) => takesIdempotencyKey(method, route.url))) withIdempotencyKey(schema);
+}
+
+/** The Idempotency-Key header among a write's headers: documented, and validated like the others. */
+function withIdempotencyKey(schema: { headers?: unknown }): void {
+  const headers = (schema.headers ?? Type.Object({})) as TObject;
+  schema.headers = Type.Object(
+    {
+      ...headers.properties,
+      'idempotency-key': Type.Optional(
+        Type.String({
+          pattern: IDEMPOTENCY_KEY_PATTERN,
+          // What a key does is said once, in the operation's 409 and 422 and the docs; here what it is.
+          description: '1-255 visible ASCII characters (0x21-0x7E), new for each request: a UUID',
+        }),
+      ),
+    },
+    { additionalProperties: true },
+  );
 }
 
 /** A route's schema as the document states it: exact statuses, and the query string it documents. */
@@ -61,6 +82,10 @@ const RESPONSE_HEADERS = {
       'The RFC 6750 challenge: `Bearer realm="devdata"`, with `error="invalid_token"` when a credential was sent and refused, or `error="insufficient_scope", scope="…"` naming the scopes the operation needs',
     schema: { type: 'string' },
   },
+  'Idempotent-Replayed': {
+    description: '`true` on the stored answer to an earlier request with the same Idempotency-Key: nothing was done again',
+    schema: { type: 'string', enum: ['true'] },
+  },
   'Accept-Ranges': { description: '`bytes`: a Range request gets part of the file', schema: { type: 'string', enum: ['bytes'] } },
   'Content-Disposition': { description: '`attachment; filename="<the file\'s name>"`', schema: { type: 'string' } },
   'Content-Range': {
@@ -81,7 +106,7 @@ interface OperationObject {
   operationId?: string;
   summary?: string;
   security?: Array<Record<string, string[]>>;
-  parameters?: Array<{ in: string; required?: boolean; schema?: { default?: unknown } }>;
+  parameters?: Array<{ in: string; name?: string; required?: boolean; schema?: { default?: unknown } }>;
   responses?: Record<string, ResponseObject>;
 }
 
@@ -137,9 +162,11 @@ function completeOperations(paths: Record<string, Record<string, OperationObject
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const headers: Record<string, unknown> = {};
         const credentialed = (operation.security ?? []).some((requirement) => Object.keys(requirement).length > 0);
+        const keyed = (operation.parameters ?? []).some((parameter) => parameter.in === 'header' && parameter.name === 'idempotency-key');
         const shared: ResponseHeader[] = [
           ...EVERY_RESPONSE,
-          ...(status === '429' ? ['Retry-After' as const] : []),
+          ...(status === '429' || (status === '409' && keyed) ? ['Retry-After' as const] : []),
+          ...(keyed && /^(2\d\d|404|409|412)$/.test(status) ? ['Idempotent-Replayed' as const] : []),
           ...(credentialed ? ['Cache-Control' as const] : []),
         ];
         for (const name of shared) headers[name] = { $ref: `#/components/headers/${name}` };

@@ -247,6 +247,22 @@ export interface SchedulesTable {
   updated_at: string;
 }
 
+/** A request's outcome under its Idempotency-Key (idempotency/store.ts). */
+export interface IdempotentRequestsTable {
+  /** The account's id, or `ip:<address>` for a request before there is an account (signup). */
+  scope: string;
+  key: string;
+  /** SHA-256 of the method, the path and the body: what makes a request the same one. */
+  fingerprint: string;
+  status: number;
+  /** The response headers a replay repeats, as a JSON object. */
+  headers: string;
+  /** The response body, sealed (secret-box.ts) when `sealed` is 1. */
+  body: string;
+  sealed: number;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -266,6 +282,7 @@ export interface Database {
   oauth_tokens: OAuthTokensTable;
   developer_sessions: DeveloperSessionsTable;
   schedules: SchedulesTable;
+  idempotent_requests: IdempotentRequestsTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

@@ -1,5 +1,6 @@
 // Transactions that know when they committed: work queued with `afterCommit` runs once the
-// transaction's commit resolved (durable, also under SQLite's group commit), never on a rollback.
+// transaction's commit resolved (durable, also under SQLite's group commit), never on a rollback;
+// and a request's outcome recorded with its effect.
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from './schema.js';
 
@@ -7,12 +8,28 @@ import type { Database, Executor } from './schema.js';
 const AFTER_COMMIT = Symbol('afterCommit');
 type QueuingTransaction = Transaction<Database> & { [AFTER_COMMIT]?: Array<() => void> };
 
-/** Runs `work` in a transaction, then what it queued with `afterCommit`, in order. */
-export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+/**
+ * What a request records in the transaction of its effect, before the commit, given what the
+ * work returned: an idempotent request's outcome (idempotency/), so that the effect and the answer
+ * to a retry commit together or not at all.
+ */
+export interface OutcomeRecord {
+  record(trx: Transaction<Database>, value: unknown): Promise<void>;
+}
+
+/** Thrown by an OutcomeRecord when another request recorded the same outcome first: the transaction must roll back. */
+export class OutcomeTaken extends Error {
+  override name = 'OutcomeTaken';
+}
+
+/** Runs `work` in a transaction, records `outcome` in it, then runs what it queued with `afterCommit`, in order. */
+export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>, outcome?: OutcomeRecord): Promise<T> {
   const queued: Array<() => void> = [];
-  const result = await db.transaction().execute((trx) => {
+  const result = await db.transaction().execute(async (trx) => {
     (trx as QueuingTransaction)[AFTER_COMMIT] = queued;
-    return work(trx);
+    const value = await work(trx);
+    await outcome?.record(trx, value);
+    return value;
   });
   for (const callback of queued) callback();
   return result;

@@ -44,6 +44,8 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
       await services.oauth.connections.endExpired();
       await services.authority.sweep();
       await services.webhooks.housekeeping();
+      // Outcomes of idempotent requests past their 24 hours, a batch per statement.
+      await context.idempotentRequests.sweep(signal);
     },
     log,
   );

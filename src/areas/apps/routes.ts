@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { outcomeRecordOf } from '../../platform/idempotency.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { MAX_APPS_PER_ACCOUNT, type AppsService } from './service.js';
@@ -16,7 +17,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
   app.post(
     '/api/v1/apps',
     {
-      config,
+      config: { ...config, outcome: { status: 201, secret: true } },
       schema: {
         operationId: 'createApp',
         summary: 'Register an application',
@@ -25,7 +26,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         response: { 201: ref('AppWithSecret'), 409: errorResponse('conflict', `the account has ${MAX_APPS_PER_ACCOUNT} apps`) },
       },
     },
-    async (request, reply) => reply.code(201).send(await apps.create(credentialOf(request), request.body)),
+    async (request) => apps.create(credentialOf(request), request.body, outcomeRecordOf(request)),
   );
 
   app.get(
@@ -46,7 +47,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
   app.patch(
     '/api/v1/apps/:id',
     {
-      config,
+      config: { ...config, outcome: { status: 200 } },
       schema: {
         operationId: 'updateApp',
         summary: 'Change an application',
@@ -56,13 +57,13 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         response: { 200: ref('App') },
       },
     },
-    async (request) => apps.update(credentialOf(request), request.params.id, request.body),
+    async (request) => apps.update(credentialOf(request), request.params.id, request.body, outcomeRecordOf(request)),
   );
 
   app.delete(
     '/api/v1/apps/:id',
     {
-      config,
+      config: { ...config, outcome: { status: 204, payload: () => undefined } },
       schema: {
         operationId: 'deleteApp',
         summary: 'Delete an application (ends its connections and tokens)',
@@ -71,16 +72,13 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         response: { 204: NoContent },
       },
     },
-    async (request, reply) => {
-      await apps.delete(credentialOf(request), request.params.id);
-      return reply.code(204).send(null);
-    },
+    async (request) => apps.delete(credentialOf(request), request.params.id, outcomeRecordOf(request)),
   );
 
   app.post(
     '/api/v1/apps/:id/rotate-secret',
     {
-      config,
+      config: { ...config, outcome: { status: 200, secret: true } },
       schema: {
         operationId: 'rotateAppSecret',
         summary: 'Replace the client secret',
@@ -89,7 +87,7 @@ export const appRoutes: FastifyPluginAsyncTypebox<{ apps: AppsService }> = async
         response: { 200: ref('AppWithSecret'), 409: errorResponse('conflict', 'a public app has no client secret') },
       },
     },
-    async (request) => apps.rotateSecret(credentialOf(request), request.params.id),
+    async (request) => apps.rotateSecret(credentialOf(request), request.params.id, outcomeRecordOf(request)),
   );
 };
 

@@ -7,7 +7,7 @@ import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, NEVER_GRANTED, NOT_AN_APP_SCOPE, OAUTH_GRANTABLE, type Scope } from '../../platform/scopes.js';
 import type { AuditService } from '../audit/service.js';
 import type { DomainEvents } from '../../domain-events.js';
-import { inTransaction } from '../../storage/transaction.js';
+import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 import {
   appAuthorizingKeys,
   clientCredentialKeys,
@@ -88,7 +88,7 @@ export class AppsService {
     if (missing.length > 0) throw insufficientScope(missing as Scope[]);
   }
 
-  async create(caller: Credential, input: CreateApp): Promise<AppWithSecret> {
+  async create(caller: Credential, input: CreateApp, outcome?: OutcomeRecord): Promise<AppWithSecret> {
     this.validate(caller, input);
     const now = this.clock.now().toISOString();
     const clientSecret = input.type === 'confidential' ? newSecret('ddcs') : undefined;
@@ -106,15 +106,19 @@ export class AppsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.db.transaction().execute(async (trx) => {
-      // The audit record takes the account's row lock first, so two registrations cannot both pass the cap.
-      await this.audit.recordFor(trx, caller, 'app.created', { type: 'app', id: row.id }, { name: row.name, clientId: row.clientId, type: row.type });
-      if ((await countApps(trx, caller.accountId)) >= MAX_APPS_PER_ACCOUNT) {
-        throw conflict(`An account may have at most ${MAX_APPS_PER_ACCOUNT} apps`);
-      }
-      await insertApp(trx, row);
-    });
-    return { ...toApp(row), ...(clientSecret ? { clientSecret } : {}) };
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        // The audit record takes the account's row lock first, so two registrations cannot both pass the cap.
+        await this.audit.recordFor(trx, caller, 'app.created', { type: 'app', id: row.id }, { name: row.name, clientId: row.clientId, type: row.type });
+        if ((await countApps(trx, caller.accountId)) >= MAX_APPS_PER_ACCOUNT) {
+          throw conflict(`An account may have at most ${MAX_APPS_PER_ACCOUNT} apps`);
+        }
+        await insertApp(trx, row);
+        return { ...toApp(row), ...(clientSecret ? { clientSecret } : {}) };
+      },
+      outcome,
+    );
   }
 
   async list(accountId: string): Promise<App[]> {
@@ -131,62 +135,73 @@ export class AppsService {
     return row;
   }
 
-  async update(caller: Credential, id: string, input: AppChanges): Promise<App> {
+  async update(caller: Credential, id: string, input: AppChanges, outcome?: OutcomeRecord): Promise<App> {
     if (input.type !== undefined) throw invalidField('/type', 'cannot be changed; register a new app instead');
     if (input.name === undefined && input.redirectUris === undefined && input.scopes === undefined) {
       throw new DomainError('invalid_request', 'Send at least one of name, redirectUris, scopes');
     }
     this.validate(caller, input);
-    return this.db.transaction().execute(async (trx) => {
-      const current = await this.require(trx, caller.accountId, id);
-      const next: AppRow = {
-        ...current,
-        name: input.name?.trim() ?? current.name,
-        redirectUris: input.redirectUris ? [...new Set(input.redirectUris)] : current.redirectUris,
-        scopes: input.scopes ? [...new Set(input.scopes)] : current.scopes,
-        // Whoever changes what the app may be granted becomes the key its client credentials rest on.
-        ...(input.scopes ? { authorizedByKeyId: authorizingKey(caller), clientCredentialsEnded: null } : {}),
-        updatedAt: this.clock.now().toISOString(),
-      };
-      await updateApp(trx, next);
-      await this.audit.recordFor(
-        trx,
-        caller,
-        'app.updated',
-        { type: 'app', id },
-        { changed: (['name', 'redirectUris', 'scopes'] as const).filter((field) => input[field] !== undefined) },
-      );
-      return toApp(next);
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const current = await this.require(trx, caller.accountId, id);
+        const next: AppRow = {
+          ...current,
+          name: input.name?.trim() ?? current.name,
+          redirectUris: input.redirectUris ? [...new Set(input.redirectUris)] : current.redirectUris,
+          scopes: input.scopes ? [...new Set(input.scopes)] : current.scopes,
+          // Whoever changes what the app may be granted becomes the key its client credentials rest on.
+          ...(input.scopes ? { authorizedByKeyId: authorizingKey(caller), clientCredentialsEnded: null } : {}),
+          updatedAt: this.clock.now().toISOString(),
+        };
+        await updateApp(trx, next);
+        await this.audit.recordFor(
+          trx,
+          caller,
+          'app.updated',
+          { type: 'app', id },
+          { changed: (['name', 'redirectUris', 'scopes'] as const).filter((field) => input[field] !== undefined) },
+        );
+        return toApp(next);
+      },
+      outcome,
+    );
   }
 
   /** Deleting an app ends its connections and tokens (their rows go with it). */
-  async delete(caller: Credential, id: string): Promise<void> {
-    await inTransaction(this.db, async (trx) => {
-      const app = await this.require(trx, caller.accountId, id);
-      await this.domain.emit(trx, 'app.deleting', { app });
-      await deleteApp(trx, id);
-      await this.audit.recordFor(trx, caller, 'app.deleted', { type: 'app', id }, { clientId: app.clientId });
-    });
+  async delete(caller: Credential, id: string, outcome?: OutcomeRecord): Promise<void> {
+    await inTransaction(
+      this.db,
+      async (trx) => {
+        const app = await this.require(trx, caller.accountId, id);
+        await this.domain.emit(trx, 'app.deleting', { app });
+        await deleteApp(trx, id);
+        await this.audit.recordFor(trx, caller, 'app.deleted', { type: 'app', id }, { clientId: app.clientId });
+      },
+      outcome,
+    );
   }
 
-  async rotateSecret(caller: Credential, id: string): Promise<AppWithSecret & { clientSecret: string }> {
+  async rotateSecret(caller: Credential, id: string, outcome?: OutcomeRecord): Promise<AppWithSecret & { clientSecret: string }> {
     const clientSecret = newSecret('ddcs');
-    const app = await this.db.transaction().execute(async (trx) => {
-      const current = await this.require(trx, caller.accountId, id);
-      if (current.type !== 'confidential') throw conflict('Public apps have no client secret');
-      // The new secret was handed to the caller: the client credentials now rest on its key.
-      const next = {
-        ...current,
-        clientSecretHash: sha256Hex(clientSecret),
-        authorizedByKeyId: authorizingKey(caller),
-        updatedAt: this.clock.now().toISOString(),
-      };
-      await updateApp(trx, next);
-      await this.audit.recordFor(trx, caller, 'app.secret_rotated', { type: 'app', id });
-      return next;
-    });
-    return { ...toApp(app), clientSecret };
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const current = await this.require(trx, caller.accountId, id);
+        if (current.type !== 'confidential') throw conflict('Public apps have no client secret');
+        // The new secret was handed to the caller: the client credentials now rest on its key.
+        const next = {
+          ...current,
+          clientSecretHash: sha256Hex(clientSecret),
+          authorizedByKeyId: authorizingKey(caller),
+          updatedAt: this.clock.now().toISOString(),
+        };
+        await updateApp(trx, next);
+        await this.audit.recordFor(trx, caller, 'app.secret_rotated', { type: 'app', id });
+        return { ...toApp(next), clientSecret };
+      },
+      outcome,
+    );
   }
 
   /** The key each of these apps' client credentials rest on (apps that are gone have none). */

@@ -5,7 +5,8 @@ import { credentialOf } from '../../platform/access.js';
 import { hasScopes } from '../../platform/credential.js';
 import { DomainError, insufficientScope, type ErrorDetail } from '../../domain-errors.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
-import { JSON_CONTENT_TYPE, ref } from '../../platform/schemas.js';
+import { ref } from '../../platform/schemas.js';
+import { outcomeRecordOf } from '../../platform/idempotency.js';
 import { validationDetails } from '../../platform/validation-messages.js';
 import type { Scope } from '../../platform/scopes.js';
 import { eventJson } from '../events/event.js';
@@ -59,6 +60,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ batches: BatchService }> =
       config: {
         auth: { scopes: [] },
         requestsCounted: (body) => Math.ceil(((body as { operations?: unknown[] })?.operations?.length ?? 1) / OPERATIONS_PER_REQUEST),
+        outcome: { status: 200, payload: batchJson },
       },
       bodyLimit: BATCH_BODY_LIMIT,
       attachValidation: true,
@@ -77,14 +79,13 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ batches: BatchService }> =
         },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       if (request.validationError) throw invalidBatch(request.validationError as FastifyError);
       const credential = credentialOf(request);
       const operations = request.body.operations as BatchOperation[];
       const needed = [...new Set(operations.map((operation) => SCOPE_OF[operation.op]))];
       if (!hasScopes(credential, needed)) throw insufficientScope(needed);
-      const outcome = await batches.run(credential.accountId, operations);
-      return reply.type(JSON_CONTENT_TYPE).send(batchJson(outcome));
+      return batches.run(credential.accountId, operations, outcomeRecordOf(request));
     },
   );
 };

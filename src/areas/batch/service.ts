@@ -7,6 +7,7 @@ import type { AccountWrite, AccountWrites } from '../../account-writes/pipeline.
 import type { ResourcesService, Resource, ResourceUpdate } from '../resources/service.js';
 import type { EventsService, Event } from '../events/service.js';
 import { customDataProblem } from '../events/event.js';
+import type { OutcomeRecord } from '../../storage/transaction.js';
 import type { BatchOperation } from './schemas.js';
 
 /** The most invalid operations a refused batch lists. */
@@ -34,19 +35,23 @@ export class BatchService {
     private readonly events: EventsService,
   ) {}
 
-  async run(accountId: string, operations: readonly BatchOperation[]): Promise<BatchOutcome> {
+  async run(accountId: string, operations: readonly BatchOperation[], outcome?: OutcomeRecord): Promise<BatchOutcome> {
     this.check(operations);
-    return this.writes.transaction(accountId, async (write) => {
-      const results: BatchResult[] = [];
-      for (let start = 0; start < operations.length; ) {
-        const { op } = operations[start]!;
-        let end = start + 1;
-        if (op === 'update' || op === 'publish') while (end < operations.length && operations[end]!.op === op) end++;
-        await this.runOperations(write, operations, start, end, results);
-        start = end;
-      }
-      return { results, cursor: write.lastEventId };
-    });
+    return this.writes.transaction(
+      accountId,
+      async (write) => {
+        const results: BatchResult[] = [];
+        for (let start = 0; start < operations.length; ) {
+          const { op } = operations[start]!;
+          let end = start + 1;
+          if (op === 'update' || op === 'publish') while (end < operations.length && operations[end]!.op === op) end++;
+          await this.runOperations(write, operations, start, end, results);
+          start = end;
+        }
+        return { results, cursor: write.lastEventId };
+      },
+      outcome,
+    );
   }
 
   /** Refuses a batch with invalid operations before a write starts, listing them (at most MAX_INVALID_LISTED). */

@@ -9,6 +9,7 @@ import { DisplayName, NoContent, ref, Timestamp } from '../../platform/schemas.j
 import { SIGNUP_ATTEMPTS_PER_HOUR, type DeveloperService, type DeveloperSession } from './service.js';
 import type { Capability } from '../system/capability.js';
 import type { Config } from '../../config.js';
+import { outcomeRecordOf } from '../../platform/idempotency.js';
 
 export const SESSION_COOKIE = '__Host-service_developer_session';
 
@@ -47,7 +48,16 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
   app.post(
     '/api/v1/developer/signup',
     {
-      config: publicRoute,
+      config: {
+        ...publicRoute,
+        // The session token travels in the cookie: a stored answer is sealed.
+        outcome: {
+          status: 201,
+          payload: view,
+          headers: (created: DeveloperSession & { token: string }) => ({ 'set-cookie': sessionCookie(created.token, sessionTtlSeconds) }),
+          secret: true,
+        },
+      },
       schema: {
         operationId: 'signUp',
         summary: 'Create a developer account and start a session (no API key is returned)',
@@ -72,11 +82,7 @@ export const developerRoutes: FastifyPluginAsyncTypebox<{ developer: DeveloperSe
       // Every attempt counts, failed ones too: the count is taken before the content type and body are checked.
       onRequest: async (request) => developer.countAttempt(request.ip),
     },
-    async (request, reply) => {
-      const created = await developer.signup(request.body);
-      reply.header('set-cookie', sessionCookie(created.token, sessionTtlSeconds));
-      return reply.code(201).send(view(created));
-    },
+    async (request) => developer.signup(request.body, outcomeRecordOf(request)),
   );
 
   app.get(

@@ -8,6 +8,7 @@ import type { RateLimiter } from '../../platform/rate-limit.js';
 import type { AccountsService } from '../accounts/service.js';
 import type { AuditService } from '../audit/service.js';
 import { endSession, findLiveSession, insertSession } from './store.js';
+import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 
 export const SESSION_PREFIX = 'dds';
 export const SIGNUP_ATTEMPTS_PER_HOUR = 5;
@@ -36,32 +37,32 @@ export class DeveloperService {
     }
   }
 
-  async signup(input: { name: string; email: string }): Promise<DeveloperSession & { token: string }> {
+  async signup(input: { name: string; email: string }, outcome?: OutcomeRecord): Promise<DeveloperSession & { token: string }> {
     const token = newSecret(SESSION_PREFIX);
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + this.options.sessionTtlSeconds * 1000).toISOString();
-    const account = await this.db
-      .transaction()
-      .execute(async (trx) => {
+    return inTransaction(
+      this.db,
+      async (trx) => {
         if ((await this.accounts.count('signup', trx)) >= this.options.capacity) {
           throw new DomainError('signup_closed', 'Signup is closed: the service has reached its capacity');
         }
-        const created = await this.accounts.create(trx, { name: input.name, email: input.email, origin: 'signup' }, { kind: 'system' });
-        await insertSession(trx, sha256Hex(token), { accountId: created.id, createdAt: now.toISOString(), expiresAt });
+        const account = await this.accounts.create(trx, { name: input.name, email: input.email, origin: 'signup' }, { kind: 'system' });
+        await insertSession(trx, sha256Hex(token), { accountId: account.id, createdAt: now.toISOString(), expiresAt });
         await this.audit.record(trx, {
-          accountId: created.id,
+          accountId: account.id,
           type: 'developer.signup',
-          actor: { kind: 'developer_session', accountId: created.id },
-          target: { type: 'account', id: created.id },
-          data: { email: created.email },
+          actor: { kind: 'developer_session', accountId: account.id },
+          target: { type: 'account', id: account.id },
+          data: { email: account.email },
         });
-        return created;
-      })
-      .catch((error: unknown) => {
-        // Two signups with one email at once: both pass the check, the unique index refuses the second.
-        throw isUniqueViolation(error) ? conflict('An account with this email already exists') : error;
-      });
-    return { account, session: { expiresAt }, token };
+        return { account, session: { expiresAt }, token };
+      },
+      outcome,
+    ).catch((error: unknown) => {
+      // Two signups with one email at once: both pass the check, the unique index refuses the second.
+      throw isUniqueViolation(error) ? conflict('An account with this email already exists') : error;
+    });
   }
 
   async session(token: string | undefined): Promise<DeveloperSession | undefined> {

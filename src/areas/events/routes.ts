@@ -2,12 +2,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { outcomeRecordOf } from '../../platform/idempotency.js';
 import { sendJsonParts } from '../../platform/body-buffers.js';
 import { invalidField } from '../../domain-errors.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
-import { JSON_CONTENT_TYPE, ref, Timestamp } from '../../platform/schemas.js';
+import { ref, Timestamp } from '../../platform/schemas.js';
 import { parseTypeFilter, typeFilterSchema } from '../../platform/type-filter.js';
-import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, eventJson } from './event.js';
+import { CUSTOM_EVENT_TYPE_PATTERN, CUSTOM_EVENT_TYPE_RULE, EVENT_BODY_LIMIT, eventJson, type Event } from './event.js';
 import type { EventsService } from './service.js';
 import type { EventReads } from './read-side.js';
 import { STREAM_HEARTBEAT_MS, type StreamHub } from './stream.js';
@@ -119,15 +120,12 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventsService; rea
   app.post(
     '/api/v1/events',
     {
-      config: { auth: { scopes: ['events:write'] } },
+      // The bytes the event's row, streams and deliveries carry; the schema still documents them.
+      config: { auth: { scopes: ['events:write'] }, outcome: { status: 201, payload: (event: Event) => eventJson(event) } },
       bodyLimit: EVENT_BODY_LIMIT,
       schema: { operationId: 'publishEvent', summary: 'Publish a custom event', tags: ['events'], body: PublishBody, response: { 201: ref('CustomEvent') } },
     },
-    async (request, reply) => {
-      const event = await events.publishCustom(credentialOf(request).accountId, request.body.type, request.body.data);
-      // The bytes the event's row, streams and deliveries carry; the schema still documents them.
-      return reply.code(201).type(JSON_CONTENT_TYPE).send(eventJson(event));
-    },
+    async (request) => events.publishCustom(credentialOf(request).accountId, request.body.type, request.body.data, outcomeRecordOf(request)),
   );
 
   app.get(

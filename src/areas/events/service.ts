@@ -5,6 +5,7 @@ import type { EventBus } from './bus.js';
 import type { AccountWrite, AccountWrites, CommittedReaction, Outcome, Submit, WriteKind } from '../../account-writes/pipeline.js';
 import { eventDataJson, oldestRetainedCursor, type Event } from './event.js';
 import type { RecentEvents } from './recent.js';
+import type { OutcomeRecord } from '../../storage/transaction.js';
 import { accountsOverRetention, deleteEventsBetween, oldestStoredEventId } from './store.js';
 
 /** PostgreSQL: the most custom events of one account written in one statement, and their most data (bytes of JSON). */
@@ -74,9 +75,9 @@ export class EventsService {
     this.bus.publish(accountId, events);
   }
 
-  async publishCustom(accountId: string, type: string, data: Record<string, unknown>): Promise<Event> {
+  async publishCustom(accountId: string, type: string, data: Record<string, unknown>, outcome?: OutcomeRecord): Promise<Event> {
     const event: Event = { id: 0, type, data, createdAt: '' };
-    return this.publish(accountId, event, eventDataJson(event).length);
+    return this.publish(accountId, event, eventDataJson(event).length, outcome);
   }
 
   /**

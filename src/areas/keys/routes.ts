@@ -2,11 +2,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { outcomeRecordOf } from '../../platform/idempotency.js';
 import { API_NAME, API_VERSION } from '../../platform/api-version.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { actorOf } from '../audit/service.js';
-import { MAX_ACTIVE_KEYS_PER_ACCOUNT, type KeysService } from './service.js';
+import { MAX_ACTIVE_KEYS_PER_ACCOUNT, type IssuedKey, type KeysService } from './service.js';
 import { CreateKeyBody, DEFAULT_KEY_DAYS, ENDED_KEYS_LISTED, ListKeysQuery, MAX_KEY_DAYS, RenameKeyBody } from './schemas.js';
 import type { Capability } from '../system/capability.js';
 
@@ -52,7 +53,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
   app.patch(
     '/api/v1/keys/:id',
     {
-      config: { auth: { scopes: ['keys:manage'] } },
+      config: { auth: { scopes: ['keys:manage'] }, outcome: { status: 200 } },
       schema: {
         operationId: 'renameApiKey',
         summary: 'Rename an active API key (its name is all that changes)',
@@ -62,13 +63,13 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
         response: { 200: ref('ApiKey') },
       },
     },
-    async (request) => keys.rename(credentialOf(request), request.params.id, request.body.name),
+    async (request) => keys.rename(credentialOf(request), request.params.id, request.body.name, outcomeRecordOf(request)),
   );
 
   app.post(
     '/api/v1/keys',
     {
-      config: { auth: { scopes: ['keys:manage'] } },
+      config: { auth: { scopes: ['keys:manage'] }, outcome: { status: 201, payload: ({ lastUsedAt: _unused, ...shown }: IssuedKey) => shown, secret: true } },
       schema: {
         operationId: 'createApiKey',
         summary: 'Create an API key',
@@ -80,23 +81,18 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ keys: KeysService }> = async
         },
       },
     },
-    async (request, reply) => {
-      const created = await keys.create(credentialOf(request), request.body);
-      const { lastUsedAt: _unused, ...body } = created;
-      return reply.code(201).send(body);
-    },
+    async (request) => keys.create(credentialOf(request), request.body, outcomeRecordOf(request)),
   );
 
   app.delete(
     '/api/v1/keys/:id',
     {
-      config: { auth: { scopes: ['keys:manage'] } },
+      config: { auth: { scopes: ['keys:manage'] }, outcome: { status: 204, payload: () => undefined } },
       schema: { operationId: 'revokeApiKey', summary: 'Revoke an API key immediately', tags: ['keys'], params: IdParams, response: { 204: NoContent } },
     },
-    async (request, reply) => {
+    async (request) => {
       const credential = credentialOf(request);
-      await keys.revoke(credential.accountId, request.params.id, actorOf(credential));
-      return reply.code(204).send(null);
+      await keys.revoke(credential.accountId, request.params.id, actorOf(credential), outcomeRecordOf(request));
     },
   );
 };

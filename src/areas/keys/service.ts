@@ -4,7 +4,7 @@ import { addDays, nowIso, type Clock } from '../../platform/clock.js';
 import type { Credential, CredentialResolver } from '../../platform/credential.js';
 import type { CredentialCache } from '../../platform/credential-cache.js';
 import type { DomainEvents } from '../../domain-events.js';
-import { inTransaction } from '../../storage/transaction.js';
+import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 import { DomainError, conflict, insufficientScope, notFound } from '../../domain-errors.js';
 import { newId, newSecret, sha256Hex } from '../../platform/ids.js';
 import { isScope, NOT_A_SCOPE, unknownScopes, type Scope } from '../../platform/scopes.js';
@@ -89,7 +89,7 @@ export class KeysService implements CredentialResolver {
   }
 
   /** POST /keys: only scopes the caller holds, never outliving the caller. */
-  async create(caller: Credential, input: CreateKey): Promise<IssuedKey> {
+  async create(caller: Credential, input: CreateKey, outcome?: OutcomeRecord): Promise<IssuedKey> {
     const unknown = input.scopes.flatMap((scope, index) => (isScope(scope) ? [] : [{ path: `/scopes/${index}`, message: NOT_A_SCOPE, scope }]));
     if (unknown.length > 0) {
       throw new DomainError(
@@ -101,18 +101,21 @@ export class KeysService implements CredentialResolver {
     const scopes = [...new Set(input.scopes)] as Scope[];
     const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
     if (missing.length > 0) throw insufficientScope(missing);
-    return this.db.transaction().execute((trx) =>
-      this.issue(
-        trx,
-        {
-          accountId: caller.accountId,
-          name: input.name,
-          scopes,
-          expiresInDays: input.expiresInDays ?? DEFAULT_KEY_DAYS,
-          notAfter: caller.expiresAt,
-        },
-        actorOf(caller),
-      ),
+    return inTransaction(
+      this.db,
+      (trx) =>
+        this.issue(
+          trx,
+          {
+            accountId: caller.accountId,
+            name: input.name,
+            scopes,
+            expiresInDays: input.expiresInDays ?? DEFAULT_KEY_DAYS,
+            notAfter: caller.expiresAt,
+          },
+          actorOf(caller),
+        ),
+      outcome,
     );
   }
 
@@ -146,24 +149,38 @@ export class KeysService implements CredentialResolver {
    * PATCH /keys/{id}: a new name for an active key of the caller's account (404 for any other, as
    * revoking one is), audited as `key.updated`. What the key may do is what it was issued with.
    */
-  async rename(caller: Credential, keyId: string, name: string): Promise<ApiKey> {
+  async rename(caller: Credential, keyId: string, name: string, outcome?: OutcomeRecord): Promise<ApiKey> {
     const now = this.clock.now().toISOString();
-    return inTransaction(this.db, async (trx) => {
-      const current = await findKey(trx, keyId);
-      const trimmed = name.trim();
-      if (!current || current.accountId !== caller.accountId || !(await renameKey(trx, caller.accountId, keyId, trimmed, now))) throw notFound('API key');
-      await this.audit.recordFor(trx, caller, 'key.updated', { type: 'api_key', id: keyId }, { changed: ['name'], name: trimmed, previousName: current.name });
-      return this.view({ ...current, name: trimmed }, now);
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const current = await findKey(trx, keyId);
+        const trimmed = name.trim();
+        if (!current || current.accountId !== caller.accountId || !(await renameKey(trx, caller.accountId, keyId, trimmed, now))) throw notFound('API key');
+        await this.audit.recordFor(
+          trx,
+          caller,
+          'key.updated',
+          { type: 'api_key', id: keyId },
+          { changed: ['name'], name: trimmed, previousName: current.name },
+        );
+        return this.view({ ...current, name: trimmed }, now);
+      },
+      outcome,
+    );
   }
 
-  async revoke(accountId: string, keyId: string, actor: Actor): Promise<void> {
+  async revoke(accountId: string, keyId: string, actor: Actor, outcome?: OutcomeRecord): Promise<void> {
     try {
-      await inTransaction(this.db, async (trx) => {
-        if (!(await revokeKey(trx, accountId, keyId, this.clock.now().toISOString()))) throw notFound('API key');
-        await this.audit.record(trx, { accountId, type: 'key.revoked', actor, target: { type: 'api_key', id: keyId } });
-        await this.domain.emit(trx, 'key.revoked', { id: keyId, accountId });
-      });
+      await inTransaction(
+        this.db,
+        async (trx) => {
+          if (!(await revokeKey(trx, accountId, keyId, this.clock.now().toISOString()))) throw notFound('API key');
+          await this.audit.record(trx, { accountId, type: 'key.revoked', actor, target: { type: 'api_key', id: keyId } });
+          await this.domain.emit(trx, 'key.revoked', { id: keyId, accountId });
+        },
+        outcome,
+      );
     } finally {
       // After the commit (or rollback): a lookup that read the key before then does not cache it.
       this.cache.forget(keyId);

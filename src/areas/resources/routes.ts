@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { outcomeRecordOf, type RouteOutcome } from '../../platform/idempotency.js';
 import { sendJsonParts } from '../../platform/body-buffers.js';
 import { IdParams, JSON_CONTENT_TYPE, NoContent, ref, withHeaders } from '../../platform/schemas.js';
 import { TAGS_MAX, type ResourcesService, type VersionPrecondition } from './service.js';
@@ -37,10 +37,8 @@ export function parseIfMatch(header: string | undefined): VersionPrecondition {
 
 const etagOf = (version: number) => `"${version}"`;
 
-function withEtag(reply: FastifyReply, resource: Resource): Resource {
-  reply.header('etag', etagOf(resource.version));
-  return resource;
-}
+/** A write's answer: the resource, its version as ETag. */
+const resourceOutcome = (status: number): RouteOutcome<Resource> => ({ status, headers: (resource) => ({ etag: etagOf(resource.version) }) });
 
 /** The largest page of resources. */
 const MAX_LIST_LIMIT = 500;
@@ -52,7 +50,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
   app.post(
     '/api/v1/resources',
     {
-      config: write,
+      config: { ...write, outcome: resourceOutcome(201) },
       schema: {
         operationId: 'createResource',
         summary: 'Create a resource',
@@ -61,10 +59,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         response: { 201: withHeaders(ref('Resource'), 'ETag') },
       },
     },
-    async (request, reply) => {
-      const resource = await resources.create(credentialOf(request).accountId, request.body);
-      return reply.code(201).send(withEtag(reply, resource));
-    },
+    async (request) => resources.create(credentialOf(request).accountId, request.body, outcomeRecordOf(request)),
   );
 
   app.get(
@@ -116,7 +111,7 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
   app.patch(
     '/api/v1/resources/:id',
     {
-      config: write,
+      config: { ...write, outcome: resourceOutcome(200) },
       schema: {
         operationId: 'updateResource',
         summary: 'Change some of a resource’s fields',
@@ -127,16 +122,14 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         response: { 200: withHeaders(ref('Resource'), 'ETag') },
       },
     },
-    async (request, reply) => {
-      const resource = await resources.update(credentialOf(request).accountId, request.params.id, request.body, parseIfMatch(request.headers['if-match']));
-      return withEtag(reply, resource);
-    },
+    async (request) =>
+      resources.update(credentialOf(request).accountId, request.params.id, request.body, parseIfMatch(request.headers['if-match']), outcomeRecordOf(request)),
   );
 
   app.delete(
     '/api/v1/resources/:id',
     {
-      config: write,
+      config: { ...write, outcome: { status: 204, payload: () => undefined } },
       schema: {
         operationId: 'deleteResource',
         summary: 'Delete a resource',
@@ -146,10 +139,8 @@ export const resourceRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesSer
         response: { 204: NoContent },
       },
     },
-    async (request, reply) => {
-      await resources.delete(credentialOf(request).accountId, request.params.id, parseIfMatch(request.headers['if-match']));
-      return reply.code(204).send(null);
-    },
+    async (request) =>
+      resources.delete(credentialOf(request).accountId, request.params.id, parseIfMatch(request.headers['if-match']), outcomeRecordOf(request)),
   );
 };
 

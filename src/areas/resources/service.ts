@@ -4,6 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { notFound } from '../../domain-errors.js';
 import type { AccountWrite, AccountWrites, Outcome, Submit } from '../../account-writes/pipeline.js';
 import type { ResourceReadModel } from './read-model.js';
+import type { OutcomeRecord } from '../../storage/transaction.js';
 import {
   checkUpdateInput,
   validateFields,
@@ -41,10 +42,10 @@ export class ResourcesService {
     this.submitUpdate = pipeline.kind(this.writes.updates);
   }
 
-  async create(accountId: string, input: CreateResourceInput): Promise<Resource> {
+  async create(accountId: string, input: CreateResourceInput, outcome?: OutcomeRecord): Promise<Resource> {
     // Refused before a write starts.
     const name = this.checkCreate(input);
-    return this.pipeline.transaction(accountId, (write) => this.writes.create(write, input, name));
+    return this.pipeline.transaction(accountId, (write) => this.writes.create(write, input, name), outcome);
   }
 
   async get(accountId: string, id: string): Promise<Resource> {
@@ -53,9 +54,9 @@ export class ResourcesService {
     return resource;
   }
 
-  async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition): Promise<Resource> {
+  async update(accountId: string, id: string, input: UpdateResourceInput, precondition: VersionPrecondition, outcome?: OutcomeRecord): Promise<Resource> {
     checkUpdateInput(input);
-    return this.submitUpdate(accountId, { id, input, precondition });
+    return this.submitUpdate(accountId, { id, input, precondition }, 0, outcome);
   }
 
   /** An update inside an account's write the caller holds (a schedule's run). */
@@ -82,7 +83,7 @@ export class ResourcesService {
     delete: (write: AccountWrite, id: string, precondition: VersionPrecondition): Promise<void> => this.writes.delete(write, id, precondition),
   };
 
-  async delete(accountId: string, id: string, precondition: VersionPrecondition): Promise<void> {
-    await this.pipeline.transaction(accountId, (write) => this.writes.delete(write, id, precondition));
+  async delete(accountId: string, id: string, precondition: VersionPrecondition, outcome?: OutcomeRecord): Promise<void> {
+    await this.pipeline.transaction(accountId, (write) => this.writes.delete(write, id, precondition), outcome);
   }
 }

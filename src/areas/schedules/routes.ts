@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { outcomeRecordOf } from '../../platform/idempotency.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { MAX_SCHEDULES_PER_ACCOUNT, MISSED_RUN_GRACE_MS, SCHEDULER_INTERVAL_MS, type SchedulesService } from './service.js';
@@ -16,7 +17,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
   app.post(
     '/api/v1/schedules',
     {
-      config,
+      config: { ...config, outcome: { status: 201 } },
       schema: {
         operationId: 'createSchedule',
         summary: 'Create a schedule (set_state also needs resources:write; publish_event events:write)',
@@ -25,7 +26,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         response: { 201: ref('Schedule'), 409: errorResponse('conflict', `the account has ${MAX_SCHEDULES_PER_ACCOUNT} schedules`) },
       },
     },
-    async (request, reply) => reply.code(201).send(await schedules.create(credentialOf(request), request.body)),
+    async (request) => schedules.create(credentialOf(request), request.body, outcomeRecordOf(request)),
   );
 
   app.get(
@@ -51,7 +52,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
   app.patch(
     '/api/v1/schedules/:id',
     {
-      config,
+      config: { ...config, outcome: { status: 200 } },
       schema: {
         operationId: 'updateSchedule',
         summary: 'Change a schedule (cron or at replaces the other)',
@@ -61,22 +62,22 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         response: { 200: ref('Schedule') },
       },
     },
-    async (request) => schedules.update(credentialOf(request), request.params.id, request.body),
+    async (request) => schedules.update(credentialOf(request), request.params.id, request.body, outcomeRecordOf(request)),
   );
 
   app.delete(
     '/api/v1/schedules/:id',
-    { config, schema: { operationId: 'deleteSchedule', summary: 'Delete a schedule', tags: ['schedules'], params: IdParams, response: { 204: NoContent } } },
-    async (request, reply) => {
-      await schedules.delete(credentialOf(request), request.params.id);
-      return reply.code(204).send(null);
+    {
+      config: { ...config, outcome: { status: 204, payload: () => undefined } },
+      schema: { operationId: 'deleteSchedule', summary: 'Delete a schedule', tags: ['schedules'], params: IdParams, response: { 204: NoContent } },
     },
+    async (request) => schedules.delete(credentialOf(request), request.params.id, outcomeRecordOf(request)),
   );
 
   app.post(
     '/api/v1/schedules/:id/run',
     {
-      config,
+      config: { ...config, outcome: { status: 200 } },
       schema: {
         operationId: 'runSchedule',
         summary: 'Run the schedule’s action now (also needs the action’s scope: resources:write or events:write)',
@@ -85,7 +86,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ schedules: SchedulesSer
         response: { 200: ref('ScheduleExecution') },
       },
     },
-    async (request) => schedules.runNow(credentialOf(request), request.params.id),
+    async (request) => schedules.runNow(credentialOf(request), request.params.id, outcomeRecordOf(request)),
   );
 };
 

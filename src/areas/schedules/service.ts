@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
+import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 import type { Clock } from '../../platform/clock.js';
 import { authorizerOf, type Authorizer, type Credential, type CutOffReason } from '../../platform/credential.js';
 import { DomainError, conflict, insufficientScope, invalidField, notFound } from '../../domain-errors.js';
@@ -107,7 +108,7 @@ export class SchedulesService implements StandingObjects {
     }
   }
 
-  async create(caller: Credential, input: CreateSchedule): Promise<Schedule> {
+  async create(caller: Credential, input: CreateSchedule, outcome?: OutcomeRecord): Promise<Schedule> {
     const now = this.clock.now();
     const row: ScheduleRow = {
       id: newId('sch'),
@@ -129,21 +130,25 @@ export class SchedulesService implements StandingObjects {
     if (row.at !== null && Date.parse(row.at) <= now.getTime()) throw invalidField('/at', 'must be in the future');
     await this.validate(caller, row, now, true);
     row.nextRunAt = this.nextRun(row, now);
-    await this.db.transaction().execute(async (trx) => {
-      // The audit record takes the account's row lock first, so two creates cannot both pass the cap.
-      await this.audit.recordFor(
-        trx,
-        caller,
-        'schedule.created',
-        { type: 'schedule', id: row.id },
-        { name: row.name, cron: row.cron, at: row.at, timezone: row.timezone, action: row.action.type },
-      );
-      if ((await countSchedules(trx, caller.accountId)) >= MAX_SCHEDULES_PER_ACCOUNT) {
-        throw conflict(`An account may have at most ${MAX_SCHEDULES_PER_ACCOUNT} schedules`);
-      }
-      await insertSchedule(trx, row);
-    });
-    return toSchedule(row);
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        // The audit record takes the account's row lock first, so two creates cannot both pass the cap.
+        await this.audit.recordFor(
+          trx,
+          caller,
+          'schedule.created',
+          { type: 'schedule', id: row.id },
+          { name: row.name, cron: row.cron, at: row.at, timezone: row.timezone, action: row.action.type },
+        );
+        if ((await countSchedules(trx, caller.accountId)) >= MAX_SCHEDULES_PER_ACCOUNT) {
+          throw conflict(`An account may have at most ${MAX_SCHEDULES_PER_ACCOUNT} schedules`);
+        }
+        await insertSchedule(trx, row);
+        return toSchedule(row);
+      },
+      outcome,
+    );
   }
 
   async list(accountId: string): Promise<Schedule[]> {
@@ -182,7 +187,7 @@ export class SchedulesService implements StandingObjects {
     };
   }
 
-  async update(caller: Credential, id: string, input: ScheduleChanges): Promise<Schedule> {
+  async update(caller: Credential, id: string, input: ScheduleChanges, outcome?: OutcomeRecord): Promise<Schedule> {
     const changes = Object.keys(input).filter((key) => input[key as keyof ScheduleChanges] !== undefined);
     if (changes.length === 0) throw new DomainError('invalid_request', 'Send at least one of name, cron, at, timezone, action, enabled');
     if (input.cron != null && input.at != null) throw invalidField('/cron', 'send at most one of cron and at: setting one replaces the other');
@@ -197,32 +202,40 @@ export class SchedulesService implements StandingObjects {
     await this.validate(caller, planned, now, input.action !== undefined || input.enabled === true);
     // The next run is worked out again only when the timing changes, so renaming never moves or repeats a run.
     const retimed = input.cron != null || input.at != null || input.timezone !== undefined || input.enabled !== undefined;
-    return this.db.transaction().execute(async (trx) => {
-      // The audit record comes first: it takes the account's row lock, which a run of this
-      // schedule holds too, so the schedule is read again below only after any run in progress.
-      await this.audit.recordFor(trx, caller, 'schedule.updated', { type: 'schedule', id }, { changed: changes });
-      const next = this.changed(caller, await this.require(trx, caller.accountId, id), input, now);
-      if (retimed) next.nextRunAt = this.nextRun(next, now);
-      await updateSchedule(trx, next);
-      return toSchedule(next);
-    });
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        // The audit record comes first: it takes the account's row lock, which a run of this
+        // schedule holds too, so the schedule is read again below only after any run in progress.
+        await this.audit.recordFor(trx, caller, 'schedule.updated', { type: 'schedule', id }, { changed: changes });
+        const next = this.changed(caller, await this.require(trx, caller.accountId, id), input, now);
+        if (retimed) next.nextRunAt = this.nextRun(next, now);
+        await updateSchedule(trx, next);
+        return toSchedule(next);
+      },
+      outcome,
+    );
   }
 
-  async delete(caller: Credential, id: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await this.require(trx, caller.accountId, id);
-      // Audit first, taking the account's lock (see update) before the schedule's row.
-      await this.audit.recordFor(trx, caller, 'schedule.deleted', { type: 'schedule', id });
-      await deleteSchedule(trx, id);
-    });
+  async delete(caller: Credential, id: string, outcome?: OutcomeRecord): Promise<void> {
+    await inTransaction(
+      this.db,
+      async (trx) => {
+        await this.require(trx, caller.accountId, id);
+        // Audit first, taking the account's lock (see update) before the schedule's row.
+        await this.audit.recordFor(trx, caller, 'schedule.deleted', { type: 'schedule', id });
+        await deleteSchedule(trx, id);
+      },
+      outcome,
+    );
   }
 
   /** Run now, outside the schedule's timing (which does not change); the caller needs the action's scope too. */
-  async runNow(caller: Credential, id: string): Promise<Execution> {
+  async runNow(caller: Credential, id: string, outcome?: OutcomeRecord): Promise<Execution> {
     const row = await this.require(this.db, caller.accountId, id);
     this.checkScope(caller, row.action);
     const now = this.clock.now().toISOString();
-    return this.execute(row, now, (trx) => recordRun(trx, row.id, now));
+    return this.execute(row, now, (trx) => recordRun(trx, row.id, now), outcome);
   }
 
   /**
@@ -291,32 +304,36 @@ export class SchedulesService implements StandingObjects {
    * claim of a scheduled time, or the last-run time of a run-now). A failing action is reported in
    * the execution, not thrown.
    */
-  private async execute(row: ScheduleRow, scheduledFor: string, mark: (exec: Executor) => Promise<void>): Promise<Execution> {
-    return this.writes.transaction(row.accountId, async (write) => {
-      await mark(write.trx);
-      let error: string | undefined;
-      try {
-        if (row.action.type === 'set_state') {
-          await this.resources.updateIn(write, row.action.resourceId, { state: row.action.state });
-        } else {
-          await write.append(row.action.eventType, row.action.data);
+  private async execute(row: ScheduleRow, scheduledFor: string, mark: (exec: Executor) => Promise<void>, requestOutcome?: OutcomeRecord): Promise<Execution> {
+    return this.writes.transaction(
+      row.accountId,
+      async (write) => {
+        await mark(write.trx);
+        let error: string | undefined;
+        try {
+          if (row.action.type === 'set_state') {
+            await this.resources.updateIn(write, row.action.resourceId, { state: row.action.state });
+          } else {
+            await write.append(row.action.eventType, row.action.data);
+          }
+        } catch (failure) {
+          if (!(failure instanceof DomainError)) throw failure;
+          error = failure.code === 'not_found' && row.action.type === 'set_state' ? `resource ${row.action.resourceId} no longer exists` : failure.message;
         }
-      } catch (failure) {
-        if (!(failure instanceof DomainError)) throw failure;
-        error = failure.code === 'not_found' && row.action.type === 'set_state' ? `resource ${row.action.resourceId} no longer exists` : failure.message;
-      }
-      const executedAt = this.clock.now().toISOString();
-      const outcome = error === undefined ? 'succeeded' : 'failed';
-      const event: Event = await write.append('schedule.executed', {
-        schedule: { id: row.id, name: row.name },
-        scheduledFor,
-        executedAt,
-        action: row.action,
-        outcome,
-        ...(error !== undefined ? { error } : {}),
-      });
-      return { scheduleId: row.id, scheduledFor, executedAt, outcome, ...(error !== undefined ? { error } : {}), eventId: event.id };
-    });
+        const executedAt = this.clock.now().toISOString();
+        const outcome = error === undefined ? 'succeeded' : 'failed';
+        const event: Event = await write.append('schedule.executed', {
+          schedule: { id: row.id, name: row.name },
+          scheduledFor,
+          executedAt,
+          action: row.action,
+          outcome,
+          ...(error !== undefined ? { error } : {}),
+        });
+        return { scheduleId: row.id, scheduledFor, executedAt, outcome, ...(error !== undefined ? { error } : {}), eventId: event.id };
+      },
+      requestOutcome,
+    );
   }
 
   /** Disables the schedules these ended credentials authorized, each with a `schedule.disabled` record. */

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { credentialOf } from '../../platform/access.js';
+import { outcomeRecordOf } from '../../platform/idempotency.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
 import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, type WebhooksService } from './service.js';
@@ -20,7 +21,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/api/v1/webhooks',
     {
-      config: manageAndRead,
+      config: { ...manageAndRead, outcome: { status: 201, secret: true } },
       schema: {
         operationId: 'createWebhook',
         summary: 'Create a webhook',
@@ -29,7 +30,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         response: { 201: ref('WebhookWithSecret'), 409: errorResponse('conflict', `the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`) },
       },
     },
-    async (request, reply) => reply.code(201).send(await webhooks.create(credentialOf(request), request.body)),
+    async (request) => webhooks.create(credentialOf(request), request.body, outcomeRecordOf(request)),
   );
 
   app.get(
@@ -58,7 +59,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.patch(
     '/api/v1/webhooks/:id',
     {
-      config: manage,
+      config: { ...manage, outcome: { status: 200 } },
       schema: {
         operationId: 'updateWebhook',
         summary: 'Change a webhook (pausing needs webhooks:manage; editing name, url or events and enabling also events:read)',
@@ -68,19 +69,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         response: { 200: ref('Webhook') },
       },
     },
-    async (request) => webhooks.update(credentialOf(request), request.params.id, request.body),
+    async (request) => webhooks.update(credentialOf(request), request.params.id, request.body, outcomeRecordOf(request)),
   );
 
   app.delete(
     '/api/v1/webhooks/:id',
     {
-      config: manage,
+      config: { ...manage, outcome: { status: 204, payload: () => undefined } },
       schema: { operationId: 'deleteWebhook', summary: 'Delete a webhook', tags: ['webhooks'], params: WebhookParams, response: { 204: NoContent } },
     },
-    async (request, reply) => {
-      await webhooks.delete(credentialOf(request), request.params.id);
-      return reply.code(204).send(null);
-    },
+    async (request) => webhooks.delete(credentialOf(request), request.params.id, outcomeRecordOf(request)),
   );
 
   app.get(
@@ -101,7 +99,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/api/v1/webhooks/:id/deliveries/:deliveryId/retry',
     {
-      config: manage,
+      config: { ...manage, outcome: { status: 200 } },
       schema: {
         operationId: 'retryWebhookDelivery',
         summary: 'Queue a completed delivery again',
@@ -116,14 +114,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         },
       },
     },
-    async (request) => webhooks.retry(credentialOf(request).accountId, request.params.id, request.params.deliveryId),
+    async (request) => webhooks.retry(credentialOf(request).accountId, request.params.id, request.params.deliveryId, outcomeRecordOf(request)),
   );
 
   app.post(
     '/api/v1/webhooks/:id/rotate-secret',
     {
       // The secret lets its holder forge deliveries of the events it cannot read otherwise.
-      config: manageAndRead,
+      config: { ...manageAndRead, outcome: { status: 200, secret: true } },
       schema: {
         operationId: 'rotateWebhookSecret',
         summary: 'Replace the signing secret',
@@ -132,7 +130,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         response: { 200: ref('WebhookWithSecret') },
       },
     },
-    async (request) => webhooks.rotateSecret(credentialOf(request), request.params.id),
+    async (request) => webhooks.rotateSecret(credentialOf(request), request.params.id, outcomeRecordOf(request)),
   );
 };
 

@@ -7,6 +7,7 @@ import type { Database, Executor } from '../../storage/schema.js';
 import { PLAIN_PREFIX, type SecretBox } from '../../platform/secret-box.js';
 import { readSetting, setting, writeSetting } from '../../storage/settings.js';
 import { resealSecret, storedSecrets } from './store.js';
+import { resealOutcomes } from '../../idempotency/service.js';
 
 export const KEY_CHECK_SETTING = 'secrets_key_check';
 const KEY_CHECK_TEXT = "devdata: the key that seals this database's secrets";
@@ -64,6 +65,8 @@ export async function changeSecretsKey(db: Kysely<Database>, from: SecretBox, to
     db.transaction().execute(async (trx) => {
       const rows = await storedSecrets(trx);
       for (const row of rows) await resealSecret(trx, row.id, row.secret, to.seal(from.open(row.secret)));
+      // Stored responses that hold a secret (an idempotent request's outcome) move to the new key with them.
+      await resealOutcomes(trx, from, to);
       await writeSetting(trx, KEY_CHECK_SETTING, to.seal(KEY_CHECK_TEXT));
       return rows.length;
     }),

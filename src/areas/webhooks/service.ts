@@ -43,6 +43,7 @@ import {
   type DeliveryRow,
 } from './delivery-store.js';
 import type { Attempt, CreateWebhook, Delivery, Webhook, WebhookChanges, WebhookWithSecret } from './schemas.js';
+import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 export const QUEUE_CAP = 1000;
@@ -105,7 +106,7 @@ export class WebhooksService implements StandingObjects {
     return checkWebhookUrl(raw, this.options.allowPrivateTargets);
   }
 
-  async create(caller: Credential, input: CreateWebhook): Promise<WebhookWithSecret> {
+  async create(caller: Credential, input: CreateWebhook, outcome?: OutcomeRecord): Promise<WebhookWithSecret> {
     validateEvents(input.events);
     const url = await this.checkUrl(input.url);
     const secret = newSecret('whsec');
@@ -125,20 +126,24 @@ export class WebhooksService implements StandingObjects {
       createdAt: now,
       updatedAt: now,
     };
-    await this.db.transaction().execute(async (trx) => {
-      if ((await countWebhooks(trx, caller.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
-        throw conflict(`An account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`);
-      }
-      await insertWebhook(trx, row);
-      await this.audit.recordFor(
-        trx,
-        caller,
-        'webhook.created',
-        { type: 'webhook', id: row.id },
-        { name: row.name, url, events: row.events, enabled: row.enabled },
-      );
-    });
-    return { ...toWebhook(row), secret };
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        if ((await countWebhooks(trx, caller.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+          throw conflict(`An account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks`);
+        }
+        await insertWebhook(trx, row);
+        await this.audit.recordFor(
+          trx,
+          caller,
+          'webhook.created',
+          { type: 'webhook', id: row.id },
+          { name: row.name, url, events: row.events, enabled: row.enabled },
+        );
+        return { ...toWebhook(row), secret };
+      },
+      outcome,
+    );
   }
 
   async list(accountId: string): Promise<Webhook[]> {
@@ -156,7 +161,7 @@ export class WebhooksService implements StandingObjects {
   }
 
   /** Pausing needs only webhooks:manage; every other change (an edit) and enabling also events:read. */
-  async update(caller: Credential, id: string, input: WebhookChanges): Promise<Webhook> {
+  async update(caller: Credential, id: string, input: WebhookChanges, outcome?: OutcomeRecord): Promise<Webhook> {
     if (input.name === undefined && input.url === undefined && input.events === undefined && input.enabled === undefined) {
       throw new DomainError('invalid_request', 'Send at least one of name, url, events, enabled');
     }
@@ -170,48 +175,58 @@ export class WebhooksService implements StandingObjects {
     // read in the transaction that writes it.
     checkScope(await this.require(this.db, caller.accountId, id));
     const url = input.url !== undefined ? await this.checkUrl(input.url) : undefined;
-    const next = await this.db.transaction().execute(async (trx) => {
-      const current = await this.require(trx, caller.accountId, id);
-      checkScope(current);
-      const enabling = input.enabled === true && !current.enabled;
-      const updated: WebhookRow = {
-        ...current,
-        name: input.name?.trim() ?? current.name,
-        url: url ?? current.url,
-        events: input.events !== undefined ? [...new Set(input.events)] : current.events,
-        enabled: input.enabled ?? current.enabled,
-        // Enabling lifts a cut-off. Whoever changes what the webhook does (where it delivers, what,
-        // whether) becomes the credential it depends on (docs/decisions.md, "Standing authority").
-        disabledReason: enabling ? null : current.disabledReason,
-        authorizedBy: changesWhatItDoes(input) ? authorizerOf(caller) : current.authorizedBy,
-        updatedAt: this.clock.now().toISOString(),
-      };
-      await updateWebhook(trx, updated);
-      const changed = (['name', 'url', 'events', 'enabled'] as const).filter((field) => input[field] !== undefined);
-      await this.audit.recordFor(trx, caller, 'webhook.updated', { type: 'webhook', id }, { changed, enabled: updated.enabled });
-      return updated;
-    });
-    return toWebhook(next);
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const current = await this.require(trx, caller.accountId, id);
+        checkScope(current);
+        const enabling = input.enabled === true && !current.enabled;
+        const updated: WebhookRow = {
+          ...current,
+          name: input.name?.trim() ?? current.name,
+          url: url ?? current.url,
+          events: input.events !== undefined ? [...new Set(input.events)] : current.events,
+          enabled: input.enabled ?? current.enabled,
+          // Enabling lifts a cut-off. Whoever changes what the webhook does (where it delivers, what,
+          // whether) becomes the credential it depends on (docs/decisions.md, "Standing authority").
+          disabledReason: enabling ? null : current.disabledReason,
+          authorizedBy: changesWhatItDoes(input) ? authorizerOf(caller) : current.authorizedBy,
+          updatedAt: this.clock.now().toISOString(),
+        };
+        await updateWebhook(trx, updated);
+        const changed = (['name', 'url', 'events', 'enabled'] as const).filter((field) => input[field] !== undefined);
+        await this.audit.recordFor(trx, caller, 'webhook.updated', { type: 'webhook', id }, { changed, enabled: updated.enabled });
+        return toWebhook(updated);
+      },
+      outcome,
+    );
   }
 
-  async delete(caller: Credential, id: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await this.require(trx, caller.accountId, id);
-      await deleteWebhook(trx, id);
-      await this.audit.recordFor(trx, caller, 'webhook.deleted', { type: 'webhook', id });
-    });
+  async delete(caller: Credential, id: string, outcome?: OutcomeRecord): Promise<void> {
+    await inTransaction(
+      this.db,
+      async (trx) => {
+        await this.require(trx, caller.accountId, id);
+        await deleteWebhook(trx, id);
+        await this.audit.recordFor(trx, caller, 'webhook.deleted', { type: 'webhook', id });
+      },
+      outcome,
+    );
   }
 
-  async rotateSecret(caller: Credential, id: string): Promise<WebhookWithSecret> {
+  async rotateSecret(caller: Credential, id: string, outcome?: OutcomeRecord): Promise<WebhookWithSecret> {
     const secret = newSecret('whsec');
-    const row = await this.db.transaction().execute(async (trx) => {
-      const current = await this.require(trx, caller.accountId, id);
-      const next = { ...current, sealedSecret: this.secrets.seal(secret), updatedAt: this.clock.now().toISOString() };
-      await setWebhookSecret(trx, id, next.sealedSecret, next.updatedAt);
-      await this.audit.recordFor(trx, caller, 'webhook.secret_rotated', { type: 'webhook', id });
-      return next;
-    });
-    return { ...toWebhook(row), secret };
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const current = await this.require(trx, caller.accountId, id);
+        const next = { ...current, sealedSecret: this.secrets.seal(secret), updatedAt: this.clock.now().toISOString() };
+        await setWebhookSecret(trx, id, next.sealedSecret, next.updatedAt);
+        await this.audit.recordFor(trx, caller, 'webhook.secret_rotated', { type: 'webhook', id });
+        return { ...toWebhook(next), secret };
+      },
+      outcome,
+    );
   }
 
   async deliveries(accountId: string, id: string): Promise<Delivery[]> {
@@ -219,16 +234,20 @@ export class WebhooksService implements StandingObjects {
     return (await listDeliveries(this.db, id, HISTORY_KEPT)).map(toDelivery);
   }
 
-  async retry(accountId: string, id: string, deliveryId: string): Promise<Delivery> {
-    return this.db.transaction().execute(async (trx) => {
-      const webhook = await this.require(trx, accountId, id);
-      const delivery = await findDelivery(trx, id, deliveryId);
-      if (!delivery) throw notFound('Delivery');
-      if (webhook.disabledReason !== null) throw conflict(`The webhook was disabled (${webhook.disabledReason}): enable it again first`);
-      if (delivery.status !== 'pending' && webhook.pendingCount >= QUEUE_CAP) throw conflict(`The webhook's queue is full (${QUEUE_CAP} pending)`);
-      if (!(await requeueDelivery(trx, delivery, this.clock.now().toISOString()))) throw conflict('The delivery is already pending');
-      return toDelivery((await findDelivery(trx, id, deliveryId)) as DeliveryRow);
-    });
+  async retry(accountId: string, id: string, deliveryId: string, outcome?: OutcomeRecord): Promise<Delivery> {
+    return inTransaction(
+      this.db,
+      async (trx) => {
+        const webhook = await this.require(trx, accountId, id);
+        const delivery = await findDelivery(trx, id, deliveryId);
+        if (!delivery) throw notFound('Delivery');
+        if (webhook.disabledReason !== null) throw conflict(`The webhook was disabled (${webhook.disabledReason}): enable it again first`);
+        if (delivery.status !== 'pending' && webhook.pendingCount >= QUEUE_CAP) throw conflict(`The webhook's queue is full (${QUEUE_CAP} pending)`);
+        if (!(await requeueDelivery(trx, delivery, this.clock.now().toISOString()))) throw conflict('The delivery is already pending');
+        return toDelivery((await findDelivery(trx, id, deliveryId)) as DeliveryRow);
+      },
+      outcome,
+    );
   }
 
   /**

@@ -1,0 +1,106 @@
+// Requests sent with an Idempotency-Key (api-decisions §11): their outcomes, kept 24 hours under
+// the key and its scope (the account, or the caller's address before there is one), and the keys
+// this process is running now. An outcome that holds a secret is stored sealed under the secrets
+// key, its headers with its body, and never in plain text.
+import type { Kysely } from 'kysely';
+import type { Database, Executor } from '../storage/schema.js';
+import type { Clock } from '../platform/clock.js';
+import type { SecretBox } from '../platform/secret-box.js';
+import { deleteOutcome, deleteOutcomesBefore, findOutcome, insertOutcome, sealedOutcomes, updateSealedBody } from './store.js';
+
+/** How long an outcome answers a retry. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Outcomes deleted by one statement of the sweep, with a turn of the event loop between statements. */
+const SWEEP_BATCH = 500;
+
+/** A response as a replay repeats it. */
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface StoredOutcome {
+  fingerprint: string;
+  response: StoredResponse;
+}
+
+export class IdempotentRequests {
+  /** The keys whose first request runs in this process, with that request's fingerprint. */
+  private readonly running = new Map<string, string>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** Marks the key as running here; the fingerprint of the request already running it, if one is. */
+  begin(scope: string, key: string, fingerprint: string): string | undefined {
+    const id = `${scope}\u0000${key}`;
+    const running = this.running.get(id);
+    if (running !== undefined) return running;
+    this.running.set(id, fingerprint);
+    return undefined;
+  }
+
+  end(scope: string, key: string): void {
+    this.running.delete(`${scope}\u0000${key}`);
+  }
+
+  /** The outcome stored under the key, unless it is older than the time it is kept (then it is gone). */
+  async find(scope: string, key: string): Promise<StoredOutcome | undefined> {
+    const row = await findOutcome(this.db, scope, key);
+    if (!row) return undefined;
+    if (row.created_at < this.oldestKept()) {
+      await deleteOutcome(this.db, scope, key);
+      return undefined;
+    }
+    const stored = row.sealed ? (JSON.parse(this.box.open(row.body)) as Omit<StoredResponse, 'status'>) : { headers: JSON.parse(row.headers), body: row.body };
+    return { fingerprint: row.fingerprint, response: { status: row.status, ...stored } };
+  }
+
+  /** Stores the outcome through `exec` (the transaction of its effect; else on its own); false when one was stored under the key first. */
+  async store(scope: string, key: string, fingerprint: string, response: StoredResponse, sealed: boolean, exec: Executor = this.db): Promise<boolean> {
+    const { status, headers, body } = response;
+    return insertOutcome(exec, {
+      scope,
+      key,
+      fingerprint,
+      status,
+      headers: sealed ? '{}' : JSON.stringify(headers),
+      body: sealed ? this.box.seal(JSON.stringify({ headers, body })) : body,
+      sealed: sealed ? 1 : 0,
+      created_at: this.clock.now().toISOString(),
+    });
+  }
+
+  /** Deletes the outcomes past their time, a batch per statement, stopping between statements once `signal` aborts; how many. */
+  async sweep(signal?: AbortSignal): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      if (signal?.aborted) return deleted;
+      const count = await deleteOutcomesBefore(this.db, this.oldestKept(), SWEEP_BATCH);
+      deleted += count;
+      if (count < SWEEP_BATCH) return deleted;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private oldestKept(): string {
+    return new Date(this.clock.now().getTime() - IDEMPOTENCY_TTL_MS).toISOString();
+  }
+}
+
+/** Seals the sealed outcomes again under another key (a change of the secrets key); how many. */
+export async function resealOutcomes(db: Executor, from: SecretBox, to: SecretBox): Promise<number> {
+  let after: { scope: string; key: string } | undefined;
+  let count = 0;
+  for (;;) {
+    const page = await sealedOutcomes(db, after, SWEEP_BATCH);
+    for (const row of page) await updateSealedBody(db, row.scope, row.key, to.seal(from.open(row.body)));
+    count += page.length;
+    if (page.length < SWEEP_BATCH) return count;
+    after = page.at(-1);
+  }
+}

@@ -1,0 +1,47 @@
+// The rows of idempotent_requests: a request's outcome under its key (migration 0013).
+import type { Executor, IdempotentRequestsTable } from '../storage/schema.js';
+
+export type IdempotentRequestRow = IdempotentRequestsTable;
+
+export async function findOutcome(db: Executor, scope: string, key: string): Promise<IdempotentRequestRow | undefined> {
+  return db.selectFrom('idempotent_requests').selectAll().where('scope', '=', scope).where('key', '=', key).executeTakeFirst();
+}
+
+/** Inserts the outcome unless one is stored under its key; whether it was inserted. */
+export async function insertOutcome(db: Executor, row: IdempotentRequestRow): Promise<boolean> {
+  const result = await db
+    .insertInto('idempotent_requests')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['scope', 'key']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+export async function deleteOutcome(db: Executor, scope: string, key: string): Promise<void> {
+  await db.deleteFrom('idempotent_requests').where('scope', '=', scope).where('key', '=', key).execute();
+}
+
+/** Deletes up to `limit` outcomes stored before `before`, oldest first, in one statement; how many it deleted. */
+export async function deleteOutcomesBefore(db: Executor, before: string, limit: number): Promise<number> {
+  const oldest = db.selectFrom('idempotent_requests').select(['scope', 'key']).where('created_at', '<', before).orderBy('created_at').limit(limit);
+  const result = await db
+    .deleteFrom('idempotent_requests')
+    .where((eb) => eb(eb.refTuple('scope', 'key'), 'in', oldest.$asTuple('scope', 'key')))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** The sealed outcomes, a page at a time after (scope, key), for a change of the secrets key. */
+export async function sealedOutcomes(
+  db: Executor,
+  after: { scope: string; key: string } | undefined,
+  limit: number,
+): Promise<Array<{ scope: string; key: string; body: string }>> {
+  let query = db.selectFrom('idempotent_requests').select(['scope', 'key', 'body']).where('sealed', '=', 1);
+  if (after) query = query.where((eb) => eb.or([eb('scope', '>', after.scope), eb.and([eb('scope', '=', after.scope), eb('key', '>', after.key)])]));
+  return query.orderBy('scope').orderBy('key').limit(limit).execute();
+}
+
+export async function updateSealedBody(db: Executor, scope: string, key: string, body: string): Promise<void> {
+  await db.updateTable('idempotent_requests').set({ body }).where('scope', '=', scope).where('key', '=', key).execute();
+}
