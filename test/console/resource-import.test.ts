@@ -223,6 +223,72 @@ describeInBrowser('importing resources from a file in the console', () => {
     expect((await everyResource()).length).toBe(before + 1500);
   });
 
+  it('sends a batch whose answer was lost again with the same Idempotency-Key, and it is written once', async () => {
+    const before = (await everyResource()).length;
+    const keys: string[] = [];
+    let lost = false;
+    await page.route('**/api/v1/batch', async (route) => {
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      if (lost) return route.continue();
+      // The service receives and commits the batch; its answer never reaches the page.
+      lost = true;
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    try {
+      const dialog = await openImport();
+      await chooseFile(
+        page,
+        'retry.ndjson',
+        '{"name":"Once only","type":"text","state":"a"}\n{"name":"Once too","type":"sensor","state":1}\n',
+        'application/x-ndjson',
+      );
+      await dialog.getByRole('button', { name: 'Import 2 resources' }).click();
+      await dialog.getByText('Imported 2 resources').waitFor();
+      expect(keys.length).toBe(2);
+      expect(keys[1]).toBe(keys[0]);
+      expect(keys[0]).toMatch(/^[\x21-\x7e]{1,255}$/);
+      await dialog.getByRole('button', { name: 'Close' }).click();
+    } finally {
+      await page.unroute('**/api/v1/batch');
+    }
+    const stored = await everyResource();
+    expect(stored.length).toBe(before + 2);
+    expect(stored.filter((resource) => resource.name === 'Once only').length).toBe(1);
+    // The lost answer is the one failure Chromium logged.
+    expect(wide.problems.filter((problem) => !problem.includes('net::ERR_CONNECTION_RESET'))).toEqual([]);
+  });
+
+  it('offers a batch that never got an answer again, with the same key, once the automatic tries are spent', async () => {
+    const before = (await everyResource()).length;
+    const keys: string[] = [];
+    let reachable = false;
+    await page.route('**/api/v1/batch', async (route) => {
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      if (reachable) return route.continue();
+      await route.abort('connectionrefused');
+    });
+    try {
+      const dialog = await openImport();
+      await chooseFile(page, 'offline.csv', 'name,type,state\nOffline first,switch,off\n');
+      await dialog.getByRole('button', { name: 'Import 1 resource' }).click();
+      await dialog.getByText('no answer: sending the batch again with the same Idempotency-Key').waitFor();
+      const unanswered = dialog.getByRole('alert');
+      await unanswered.waitFor({ timeout: 45_000 });
+      expect(await unanswered.textContent()).toContain('Batch 1 of 1 got no answer');
+      expect(keys.length).toBeGreaterThan(3);
+      reachable = true;
+      await dialog.getByRole('button', { name: 'Send batch 1 again' }).click();
+      await dialog.getByText('Imported 1 resource').waitFor();
+      expect(new Set(keys).size).toBe(1);
+    } finally {
+      await page.unroute('**/api/v1/batch');
+    }
+    await page.getByRole('button', { name: 'Close' }).click();
+    expect((await everyResource()).length).toBe(before + 1);
+    expect(wide.problems.filter((problem) => !problem.includes('net::ERR_'))).toEqual([]);
+  });
+
   it('at 375 px: a file dropped on the dialog, its preview as cards, nothing sideways, nothing for axe', async () => {
     const narrow = await openConsole(browser, base, { width: 375, height: 812 });
     try {
