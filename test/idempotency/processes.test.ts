@@ -1,0 +1,68 @@
+// Two processes on one database (two apps, as several `devdata serve` processes would be) receiving
+// the same Idempotency-Key at once: one runs, the other answers 409 or the first's answer, and the
+// work is done once: their account writes meet at the account's row and the unique key of the
+// stored answers. PostgreSQL only: SQLite serves one process (two apps in this one would block each
+// other in SQLite's busy wait, which holds the thread both run on).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ON_POSTGRES, sharedDatabase, TestApp, type TestAccount, type TestResponse } from '../support/app.js';
+
+describe.skipIf(!ON_POSTGRES)('one key sent to two processes at once', () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let apps: TestApp[];
+  let caller: TestAccount;
+
+  beforeAll(async () => {
+    database = await sharedDatabase();
+    apps = [await TestApp.start({ env: { DATABASE_URL: database.url } }), await TestApp.start({ env: { DATABASE_URL: database.url } })];
+    caller = await apps[0]!.account();
+  });
+
+  afterAll(async () => {
+    for (const app of apps ?? []) await app.close();
+    await database?.drop();
+  });
+
+  const newest = async () =>
+    ((await apps[1]!.request({ method: 'GET', url: '/api/v1/events?type=custom.none&limit=1', key: caller.key })).json as { cursor: number }).cursor;
+
+  it('writes once; the other answer is 409 or the same bytes replayed', async () => {
+    const { id } = (await apps[0]!.request({ method: 'POST', url: '/api/v1/resources', key: caller.key, body: { name: 'n', type: 'sensor', state: 0 } }))
+      .json as {
+      id: string;
+    };
+    const requests = [
+      (key: string) => ({ method: 'POST', url: '/api/v1/events', body: { type: 'custom.race', data: { key } } }),
+      (key: string) => ({ method: 'PATCH', url: `/api/v1/resources/${id}`, body: { state: key.length } }),
+      (key: string) => ({
+        method: 'POST',
+        url: '/api/v1/batch',
+        body: {
+          operations: [
+            { op: 'publish', type: 'custom.race', data: { key } },
+            { op: 'update', id, state: 1 },
+          ],
+        },
+      }),
+    ];
+    let replays = 0;
+    for (let round = 0; round < 30; round++) {
+      const key = `race-${round}-${Math.random().toString(36).slice(2)}`;
+      const request = requests[round % requests.length]!(key);
+      const before = await newest();
+      const answers: TestResponse[] = await Promise.all(apps.map((app) => app.request({ ...request, key: caller.key, headers: { 'idempotency-key': key } })));
+      const fresh = answers.filter((answer) => answer.headers['idempotent-replayed'] === undefined && answer.status < 300);
+      expect(fresh, JSON.stringify(answers.map((answer) => [answer.status, answer.body]))).toHaveLength(1);
+      for (const other of answers.filter((answer) => answer !== fresh[0])) {
+        if (other.status === 409) {
+          expect((other.json as { error: { code: string } }).error.code).toBe('idempotency_key_in_use');
+        } else {
+          expect(other.headers['idempotent-replayed'], `${other.status} ${other.body}`).toBe('true');
+          expect(other.body).toBe(fresh[0]!.body);
+          replays++;
+        }
+      }
+      expect(await newest()).toBe(before + (round % requests.length === 2 ? 2 : 1));
+    }
+    expect(replays).toBeGreaterThanOrEqual(0);
+  });
+});
