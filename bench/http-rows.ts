@@ -7,21 +7,9 @@ import { cpuMs, rssMb, sleep, stop } from './children.js';
 import type { HttpRowKey, Options } from './options.js';
 import { postgresForBench } from './postgres.js';
 import { log, round, type Row } from './results.js';
-import { eventPagePath, type Seeded } from './seed.js';
+import type { Seeded } from './seed.js';
+import { catchupCursors, httpSpecsFor, type HttpSpec } from './http-specs.js';
 import { forkListening, freePort, launchDevdata, type Launched, type Server } from './server.js';
-
-export interface HttpSpec {
-  key: string;
-  label: string;
-  url: string;
-  method: 'GET' | 'PATCH' | 'POST';
-  headers?: Record<string, string>;
-  body?: string;
-  /** Varies each request (path and body); cheap, so the load generator stays the same. */
-  vary?: (index: number) => { path?: string; body?: string };
-  /** Against the baseline's req/s, or with `ofPageFloor` against the floor that sends the event page's bytes. */
-  target?: { minRatio: number; ofPageFloor?: boolean };
-}
 
 export interface HttpMeasurement {
   requestsPerSecond: number;
@@ -36,7 +24,7 @@ export function cannonOptions(spec: HttpSpec, load: { connections: number; durat
   const vary = spec.vary;
   const opts: autocannon.Options = {
     url: spec.url,
-    connections: load.connections,
+    connections: spec.connections ?? load.connections,
     duration: load.duration,
     method: spec.method,
     headers: { ...(spec.body !== undefined || vary ? { 'content-type': 'application/json' } : {}), ...spec.headers },
@@ -52,6 +40,7 @@ export function cannonOptions(spec: HttpSpec, load: { connections: number; durat
           const change = vary(next());
           if (change.path !== undefined) request.path = change.path;
           if (change.body !== undefined) request.body = change.body;
+          if (change.headers !== undefined) request.headers = { ...request.headers, ...change.headers };
           return request;
         },
       },
@@ -105,68 +94,14 @@ export async function measureHttp(spec: HttpSpec, options: Options, serverPid: n
   return measurement;
 }
 
-/** Paths with cursors in a fixed stride through the log, so every run reads the same cursors in the same order. */
-export function catchupCursors(newestEventId: number, path: string): (index: number) => { path: string } {
-  return (index) => ({ path: `${path}?after=${(index * 7919) % Math.max(1, newestEventId - 100)}&limit=100` });
-}
-
-/** The service's HTTP rows against one running server. */
-export function httpSpecsFor(origin: string, auth: Record<string, string>, seeded: Seeded): Record<HttpRowKey, HttpSpec> {
-  const ids = seeded.resourceIds;
-  const eventPage = eventPagePath(seeded.newestEventId);
-  return {
-    get: {
-      key: 'get',
-      label: 'GET /api/v1/resources/{id}',
-      url: `${origin}/api/v1/resources/${ids[0]}`,
-      method: 'GET',
-      headers: auth,
-      target: { minRatio: 0.6 },
-    },
-    list: {
-      key: 'list',
-      label: 'GET /api/v1/resources?limit=50',
-      url: `${origin}/api/v1/resources?limit=50`,
-      method: 'GET',
-      headers: auth,
-      target: { minRatio: 0.3 },
-    },
-    events: {
-      key: 'events',
-      label: `GET ${eventPage}`,
-      url: `${origin}${eventPage}`,
-      method: 'GET',
-      headers: auth,
-      target: { minRatio: 0.3 },
-    },
-    catchup: {
-      key: 'catchup',
-      label: 'GET /api/v1/events?after={any cursor}&limit=100 (catching up: cursors spread over the whole log, most older than the newest 1,000)',
-      url: `${origin}/api/v1/events?after=0&limit=100`,
-      method: 'GET',
-      headers: auth,
-      vary: catchupCursors(seeded.newestEventId, '/api/v1/events'),
-      target: { minRatio: 0.6, ofPageFloor: true },
-    },
-    patch: {
-      key: 'patch',
-      label: 'PATCH /api/v1/resources/{id} (1 write + 1 event)',
-      url: `${origin}/api/v1/resources/${ids[0]}`,
-      method: 'PATCH',
-      headers: auth,
-      body: JSON.stringify({ state: 21.5 }),
-      vary: (index) => ({ path: `/api/v1/resources/${ids[index % ids.length]}`, body: `{"state":${round(15 + (index % 100) / 10, 1)}}` }),
-      target: { minRatio: 0.35 },
-    },
-    publish: {
-      key: 'publish',
-      label: 'POST /api/v1/events',
-      url: `${origin}/api/v1/events`,
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ type: 'custom.bench.load', data: { resource: seeded.resource } }),
-    },
-  };
+/** A row's goal in words, with what this run measured against it. */
+function targetWords(spec: HttpSpec, targetRatio: number, operationsPerSecond: number): string {
+  const target = spec.target!;
+  if (target.ofPageFloor) return `≥ ${Math.round(target.minRatio * 100)}% of the page floor (here ${Math.round(targetRatio * 100)}%)`;
+  if (!target.ofRow) return `≥ ${Math.round(target.minRatio * 100)}% of baseline`;
+  const perSecond = spec.operations !== undefined ? `${Math.round(operationsPerSecond).toLocaleString('en-US')} writes/s, ` : '';
+  const p99 = target.maxP99Ms !== undefined ? `, p99 < ${target.maxP99Ms} ms` : '';
+  return `≥ ${target.minRatio}× the ${target.ofRow} row (here ${perSecond}${targetRatio}×)${p99}`;
 }
 
 /** The HTTP rows again on PostgreSQL, for the PostgreSQL column; undefined when there is none. */
@@ -303,10 +238,22 @@ export async function measureHttpRows(
   }
   const pageFloor = (floors.find(({ spec }) => spec.key === 'floor-page-varied') ?? floors.find(({ spec }) => spec.key === 'floor-page'))?.measured
     .requestsPerSecond;
+  const measuredOf = (key: HttpRowKey) => measuredRows.find((row) => row.spec.key === key)?.measured;
   for (const { spec, measured } of measuredRows) {
     const ratio = round(measured.requestsPerSecond / best.requestsPerSecond, 3);
     const ofPageFloor = spec.target?.ofPageFloor === true;
-    const targetRatio = ofPageFloor ? (pageFloor ? round(measured.requestsPerSecond / pageFloor, 3) : 0) : ratio;
+    const operationsPerSecond = measured.requestsPerSecond * (spec.operations ?? 1);
+    const reference = spec.target?.ofRow && measuredOf(spec.target.ofRow)?.requestsPerSecond;
+    const targetRatio = ofPageFloor
+      ? pageFloor
+        ? round(measured.requestsPerSecond / pageFloor, 3)
+        : 0
+      : spec.target?.ofRow
+        ? reference
+          ? round(operationsPerSecond / reference, 3)
+          : 0
+        : ratio;
+    const withinP99 = spec.target?.maxP99Ms === undefined || measured.p99Ms < spec.target.maxP99Ms;
     const cpu = measured.detail.serverCpuUsPerRequest as number | null;
     const pg = onPostgres?.measured.get(spec.key as HttpRowKey);
     rows.push({
@@ -315,16 +262,18 @@ export async function measureHttpRows(
       kind: 'http',
       ...measured,
       // Baseline CPU per request ÷ this row's: the same comparison, less sensitive to other load on the machine.
-      detail: { ...measured.detail, cpuRatio: cpu && baselineCpu ? round(baselineCpu / cpu, 3) : null, ...(ofPageFloor && { ratioToPageFloor: targetRatio }) },
+      detail: {
+        ...measured.detail,
+        cpuRatio: cpu && baselineCpu ? round(baselineCpu / cpu, 3) : null,
+        ...(ofPageFloor && { ratioToPageFloor: targetRatio }),
+        ...(spec.operations !== undefined && { operations: spec.operations, operationsPerSecond }),
+        ...(spec.target?.ofRow && { [`ratioTo_${spec.target.ofRow}`]: targetRatio }),
+      },
       rssMb: null,
       ratio,
       ratioOf: 'baseline req/s',
-      target: spec.target
-        ? ofPageFloor
-          ? `≥ ${Math.round(spec.target.minRatio * 100)}% of the page floor (here ${Math.round(targetRatio * 100)}%)`
-          : `≥ ${Math.round(spec.target.minRatio * 100)}% of baseline`
-        : null,
-      met: spec.target ? targetRatio >= spec.target.minRatio && measured.errors === 0 : null,
+      target: spec.target ? targetWords(spec, targetRatio, operationsPerSecond) : null,
+      met: spec.target ? targetRatio >= spec.target.minRatio && withinP99 && measured.errors === 0 : null,
       ...(pg && {
         postgres: {
           requestsPerSecond: pg.requestsPerSecond,
@@ -333,6 +282,13 @@ export async function measureHttpRows(
           errors: pg.errors,
           ratio: round(pg.requestsPerSecond / best.requestsPerSecond, 3),
           serverCpuUsPerRequest: pg.detail.serverCpuUsPerRequest as number | null,
+          // The row's own goal, against the same row on PostgreSQL.
+          ...(spec.target?.ofRow && {
+            ratioToRow: round(
+              (pg.requestsPerSecond * (spec.operations ?? 1)) / (onPostgres?.measured.get(spec.target.ofRow)?.requestsPerSecond ?? Number.NaN),
+              3,
+            ),
+          }),
         },
       }),
     });

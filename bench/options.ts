@@ -2,7 +2,19 @@
 import { parseArgs } from 'node:util';
 import { ALLOCATORS, type Allocator } from './allocator.js';
 
-export const HTTP_ROWS = ['get', 'list', 'events', 'catchup', 'patch', 'publish'] as const;
+export const HTTP_ROWS = [
+  'get',
+  'list',
+  'events',
+  'catchup',
+  'patch',
+  'publish',
+  'patch-keyed',
+  'publish-keyed',
+  'batch100',
+  'batch1000',
+  'batch-create',
+] as const;
 export type HttpRowKey = (typeof HTTP_ROWS)[number];
 
 export interface StreamSpec {

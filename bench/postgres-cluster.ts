@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { stop, sleep } from './children.js';
-import { cannon, httpSpecsFor, type HttpSpec } from './http-rows.js';
+import { cannon } from './http-rows.js';
+import { httpSpecsFor, type HttpSpec } from './http-specs.js';
 import type { Options } from './options.js';
 import { postgresForBench } from './postgres.js';
 import { log, round, type Row } from './results.js';

@@ -32,6 +32,8 @@ export interface PostgresMeasurement {
   /** req/s ÷ the baseline's req/s, like the SQLite column's. */
   ratio: number;
   serverCpuUsPerRequest: number | null;
+  /** A row whose goal is against another row: the same ratio, both rows on PostgreSQL. */
+  ratioToRow?: number;
 }
 
 export const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -63,7 +65,8 @@ function formatPostgres(row: Row): string {
   const pg = row.postgres;
   if (!pg) return '—';
   const errors = pg.errors > 0 ? `, **${pg.errors} errors**` : '';
-  return `${formatNumber(pg.requestsPerSecond)} req/s, p99 ${formatLatency(pg.p99Ms)} ms, ${Math.round(pg.ratio * 100)}%${errors}`;
+  const toRow = pg.ratioToRow !== undefined ? `, ${pg.ratioToRow}× its row` : '';
+  return `${formatNumber(pg.requestsPerSecond)} req/s, p99 ${formatLatency(pg.p99Ms)} ms, ${Math.round(pg.ratio * 100)}%${toRow}${errors}`;
 }
 
 /** The server CPU column (HTTP rows): microseconds of the server process's CPU per response. */

@@ -1,7 +1,8 @@
 // PATCH capacity before the soak: closed loop alone and beside the readers and streams, then the highest fixed rate sustained; its row.
 import type autocannon from 'autocannon';
 import { cpuMs, sleep } from './children.js';
-import { cannon, type HttpSpec } from './http-rows.js';
+import { cannon } from './http-rows.js';
+import type { HttpSpec } from './http-specs.js';
 import type { Options } from './options.js';
 import { log, round, type Row } from './results.js';
 import { fixedRate, type Recorder } from './soak-load.js';

@@ -2,7 +2,8 @@
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { forkTracked, nextMessage, sleep } from './children.js';
-import { cannonOptions, type HttpSpec } from './http-rows.js';
+import { cannonOptions } from './http-rows.js';
+import type { HttpSpec } from './http-specs.js';
 import { isMessage, type OpenedReport } from './protocol.js';
 import { log } from './results.js';
 import { HERE, ROOT, type Launched } from './server.js';
