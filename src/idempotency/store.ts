@@ -1,20 +1,36 @@
 // The rows of idempotent_requests: a request's outcome under its key (migration 0013).
 import type { Executor, IdempotentRequestsTable } from '../storage/schema.js';
+import { prepare } from '../storage/prepared.js';
 
 export type IdempotentRequestRow = IdempotentRequestsTable;
 
+// On the path of every request with a key: compiled once (storage/prepared.ts).
+const selectOutcome = prepare((db, p: { scope: string; key: string }) =>
+  db.selectFrom('idempotent_requests').selectAll().where('scope', '=', p.scope).where('key', '=', p.key),
+);
+const insertOutcomeRow = prepare((db, p: IdempotentRequestRow) =>
+  db
+    .insertInto('idempotent_requests')
+    .values({
+      scope: p.scope,
+      key: p.key,
+      fingerprint: p.fingerprint,
+      status: p.status,
+      headers: p.headers,
+      body: p.body,
+      sealed: p.sealed,
+      created_at: p.created_at,
+    })
+    .onConflict((conflict) => conflict.columns(['scope', 'key']).doNothing()),
+);
+
 export async function findOutcome(db: Executor, scope: string, key: string): Promise<IdempotentRequestRow | undefined> {
-  return db.selectFrom('idempotent_requests').selectAll().where('scope', '=', scope).where('key', '=', key).executeTakeFirst();
+  return selectOutcome.first(db, { scope, key });
 }
 
 /** Inserts the outcome unless one is stored under its key; whether it was inserted. */
 export async function insertOutcome(db: Executor, row: IdempotentRequestRow): Promise<boolean> {
-  const result = await db
-    .insertInto('idempotent_requests')
-    .values(row)
-    .onConflict((conflict) => conflict.columns(['scope', 'key']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  return (await insertOutcomeRow.affected(db, row)) > 0;
 }
 
 export async function deleteOutcome(db: Executor, scope: string, key: string): Promise<void> {

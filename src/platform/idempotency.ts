@@ -8,7 +8,16 @@
 // requests with one key that run at once cannot both commit: the second's record meets the first's
 // and its transaction rolls back, and it answers with the first's outcome.
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestAbortHookHandler,
+  onResponseHookHandler,
+  onSendHookHandler,
+  preValidationHookHandler,
+  RouteOptions,
+} from 'fastify';
 import type { Transaction } from 'kysely';
 import { DomainError } from '../domain-errors.js';
 import { IDEMPOTENCY_TTL_MS, type IdempotentRequests, type StoredResponse } from '../idempotency/service.js';
@@ -117,6 +126,11 @@ function responseOf(reply: FastifyReply, outcome: RouteOutcome, value: unknown):
   return { status: outcome.status, headers, body };
 }
 
+/** A route's hooks of one kind as a list. */
+function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
+}
+
 function send(reply: FastifyReply, response: StoredResponse, replayed = false): FastifyReply {
   reply.code(response.status).headers(response.headers);
   if (replayed) reply.header('idempotent-replayed', 'true');
@@ -143,33 +157,42 @@ export function installIdempotency(app: FastifyInstance, requests: IdempotentReq
     return true;
   }
 
-  app.addHook('preValidation', async (request, reply) => {
-    const header = request.headers['idempotency-key'];
-    if (header === undefined || request.is404 || !takesIdempotencyKey(request.method, request.url)) return;
-    // A malformed key is the header schema's to refuse (platform/openapi.ts), in its own words.
-    if (typeof header !== 'string' || !IDEMPOTENCY_KEY.test(header)) return;
+  /** The key's check before the route runs: a replay, a refusal, or the request marked as running it. */
+  async function admit(request: FastifyRequest, reply: FastifyReply, key: string): Promise<FastifyReply | undefined> {
     const scope = request.credential?.accountId ?? `ip:${request.ip}`;
     const fingerprint = sha256(`${request.method} ${request.url}\n${request.bodyDigest ?? sha256('')}`);
-    const running = requests.begin(scope, header, fingerprint);
+    const running = requests.begin(scope, key, fingerprint);
     if (running !== undefined) throw running === fingerprint ? inUse() : reused();
     try {
-      if (await answerFromStorage(reply, scope, header, fingerprint)) {
-        requests.end(scope, header);
+      if (await answerFromStorage(reply, scope, key, fingerprint)) {
+        requests.end(scope, key);
         return reply;
       }
     } catch (error) {
-      requests.end(scope, header);
+      requests.end(scope, key);
       throw error;
     }
-    request.idempotent = new IdempotentRequest(scope, header, fingerprint, reply, requests);
+    request.idempotent = new IdempotentRequest(scope, key, fingerprint, reply, requests);
     return undefined;
-  });
+  }
+
+  // Only the writes take the hooks, and they stay synchronous for a request without a key: a hook
+  // on every request, or an async one, costs every request its promises.
+  const preValidation: preValidationHookHandler = (request, reply, done) => {
+    const header = request.headers['idempotency-key'];
+    // A malformed key is the header schema's to refuse (platform/openapi.ts), in its own words.
+    if (typeof header !== 'string' || !IDEMPOTENCY_KEY.test(header)) return done();
+    // A replay was sent: the route must not run (a callback hook that answered does not call done).
+    admit(request, reply, header).then((sent) => {
+      if (!sent) done();
+    }, done);
+  };
 
   // An answer not recorded with an effect is stored as it goes out, if a retry would get it again.
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend: onSendHookHandler = (request, reply, payload, done) => {
     const idempotent = request.idempotent;
-    if (!idempotent || idempotent.recorded || idempotent.replayed || !storable(reply.statusCode)) return payload;
-    if (payload !== null && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    if (!idempotent || idempotent.recorded || idempotent.replayed || !storable(reply.statusCode)) return done(null, payload);
+    if (payload !== null && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
     const headers: Record<string, string> = {};
     for (const name of REPLAYED_HEADERS) {
       const value = reply.getHeader(name);
@@ -177,15 +200,32 @@ export function installIdempotency(app: FastifyInstance, requests: IdempotentReq
     }
     const body = payload === null ? '' : payload.toString();
     const secret = request.routeOptions.config.outcome?.secret === true;
-    await requests.store(idempotent.scope, idempotent.key, idempotent.fingerprint, { status: reply.statusCode, headers, body }, secret);
-    return payload;
-  });
+    requests.store(idempotent.scope, idempotent.key, idempotent.fingerprint, { status: reply.statusCode, headers, body }, secret).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
+  };
 
-  const finished = async (request: FastifyRequest) => {
+  const end = (request: FastifyRequest) => {
     if (request.idempotent) requests.end(request.idempotent.scope, request.idempotent.key);
   };
-  app.addHook('onResponse', finished);
-  app.addHook('onRequestAbort', finished);
+  const finished: onResponseHookHandler = (request, _reply, done) => {
+    end(request);
+    done();
+  };
+  const aborted: onRequestAbortHookHandler = (request, done) => {
+    end(request);
+    done();
+  };
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((method) => takesIdempotencyKey(method, route.url))) return;
+    route.preValidation = [preValidation, ...hooksOf(route.preValidation)];
+    route.onSend = [onSend, ...hooksOf(route.onSend)];
+    route.onResponse = [finished, ...hooksOf(route.onResponse)];
+    route.onRequestAbort = [aborted, ...hooksOf(route.onRequestAbort)];
+  });
 
   // A route that declares its outcome returns a value; its answer is made here, or is the one its transaction recorded.
   app.addHook('onRoute', (route: RouteOptions) => {

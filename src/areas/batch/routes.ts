@@ -7,7 +7,7 @@ import { DomainError, insufficientScope, type ErrorDetail } from '../../domain-e
 import { errorResponse } from '../../platform/openapi-responses.js';
 import { ref } from '../../platform/schemas.js';
 import { outcomeRecordOf } from '../../platform/idempotency.js';
-import { validationDetails } from '../../platform/validation-messages.js';
+import { PART_NAMES, validationDetails } from '../../platform/validation-messages.js';
 import type { Scope } from '../../platform/scopes.js';
 import { eventJson } from '../events/event.js';
 import type { Capability } from '../system/capability.js';
@@ -49,7 +49,8 @@ function invalidBatch(error: FastifyError): DomainError {
     operations.add(Number(index));
     details.push({ ...detail, index: Number(index) });
   }
-  return new DomainError('invalid_request', `Invalid body: ${details.map((detail) => `${detail.path} ${detail.message}`).join('; ')}`, details);
+  const part = PART_NAMES[error.validationContext ?? ''] ?? 'request';
+  return new DomainError('invalid_request', `Invalid ${part}: ${details.map((detail) => `${detail.path} ${detail.message}`).join('; ')}`, details);
 }
 
 export const batchRoutes: FastifyPluginAsyncTypebox<{ batches: BatchService }> = async (app, { batches }) => {

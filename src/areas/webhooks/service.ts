@@ -43,6 +43,7 @@ import {
   type DeliveryRow,
 } from './delivery-store.js';
 import type { Attempt, CreateWebhook, Delivery, Webhook, WebhookChanges, WebhookWithSecret } from './schemas.js';
+import { changesWhatItDoes, toDelivery, toWebhook } from './views.js';
 import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
@@ -51,37 +52,6 @@ export const HISTORY_KEPT = 500;
 export const MAX_ATTEMPTS = 5;
 /** How often, at most, the claim looks past webhooks at their share for others' due deliveries. */
 const WIDE_LOOK_INTERVAL_MS = 100;
-
-function toWebhook(row: WebhookRow): Webhook {
-  return {
-    id: row.id,
-    name: row.name,
-    url: row.url,
-    events: row.events,
-    enabled: row.enabled,
-    disabledReason: row.disabledReason,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-  };
-}
-
-function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    id: row.id,
-    eventId: row.eventId,
-    eventType: row.eventType,
-    status: row.status,
-    attempts: row.attempts,
-    createdAt: row.createdAt,
-    completedAt: row.completedAt,
-    nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt : null,
-  };
-}
-
-/** A change of where, what or whether a webhook delivers (a rename or a new secret is not). */
-function changesWhatItDoes(input: WebhookChanges): boolean {
-  return input.url !== undefined || input.events !== undefined || input.enabled !== undefined;
-}
 
 export class WebhooksService implements StandingObjects {
   /** Set when the outbox gained deliveries, so a commit wakes the dispatcher only when there is work. */

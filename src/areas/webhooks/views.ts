@@ -1,0 +1,35 @@
+// A webhook's and a delivery's API shapes, from their stored rows.
+import type { DeliveryRow } from './delivery-store.js';
+import type { Delivery, Webhook, WebhookChanges } from './schemas.js';
+import type { WebhookRow } from './store.js';
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    events: row.events,
+    enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    status: row.status,
+    attempts: row.attempts,
+    createdAt: row.createdAt,
+    completedAt: row.completedAt,
+    nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt : null,
+  };
+}
+
+/** A change of where, what or whether a webhook delivers (a rename or a new secret is not). */
+export function changesWhatItDoes(input: WebhookChanges): boolean {
+  return input.url !== undefined || input.events !== undefined || input.enabled !== undefined;
+}
