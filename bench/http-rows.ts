@@ -88,8 +88,10 @@ export async function measureHttp(spec: HttpSpec, options: Options, serverPid: n
       statusCodes: result.statusCodeStats,
     },
   };
+  const refused = Object.entries(result.statusCodeStats as Record<string, { count: number }>).filter(([status]) => !status.startsWith('2'));
+  const which = refused.length > 0 ? ` (${refused.map(([status, { count }]) => `${count} × ${status}`).join(', ')})` : '';
   log(
-    `${spec.label}: ${measurement.requestsPerSecond} req/s, p50 ${measurement.p50Ms} ms, p99 ${measurement.p99Ms} ms, ${errors} errors, server CPU ${cpuUsPerRequest} µs/request`,
+    `${spec.label}: ${measurement.requestsPerSecond} req/s, p50 ${measurement.p50Ms} ms, p99 ${measurement.p99Ms} ms, ${errors} errors${which}, server CPU ${cpuUsPerRequest} µs/request`,
   );
   return measurement;
 }

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/secret-box.js';
+import { amongWrites } from '../storage/transaction.js';
 import { deleteOutcome, deleteOutcomesBefore, findOutcome, insertOutcome, sealedOutcomes, updateSealedBody } from './store.js';
 
 /** How long an outcome answers a retry. */
@@ -50,7 +51,7 @@ export class IdempotentRequests {
 
   /** The outcome stored under the key, unless it is older than the time it is kept (then it is gone). */
   async find(scope: string, key: string): Promise<StoredOutcome | undefined> {
-    const row = await findOutcome(this.db, scope, key);
+    const row = await amongWrites(this.db, (exec) => findOutcome(exec, scope, key));
     if (!row) return undefined;
     if (row.created_at < this.oldestKept()) {
       await deleteOutcome(this.db, scope, key);
@@ -61,7 +62,8 @@ export class IdempotentRequests {
   }
 
   /** Stores the outcome through `exec` (the transaction of its effect; else on its own); false when one was stored under the key first. */
-  async store(scope: string, key: string, fingerprint: string, response: StoredResponse, sealed: boolean, exec: Executor = this.db): Promise<boolean> {
+  async store(scope: string, key: string, fingerprint: string, response: StoredResponse, sealed: boolean, exec?: Executor): Promise<boolean> {
+    if (!exec) return amongWrites(this.db, (among) => this.store(scope, key, fingerprint, response, sealed, among));
     const { status, headers, body } = response;
     return insertOutcome(exec, {
       scope,

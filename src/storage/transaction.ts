@@ -3,6 +3,7 @@
 // and a request's outcome recorded with its effect.
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from './schema.js';
+import { transactionStatementRunner } from './sqlite-dialect.js';
 
 /** The transaction's queue of after-commit work, on the transaction object itself (a WeakMap entry per write cost more: bench/HISTORY.md, "Response bodies in reused buffers, and the write path"). */
 const AFTER_COMMIT = Symbol('afterCommit');
@@ -48,4 +49,16 @@ export function afterCommit(exec: Executor, callback: () => void): void {
   const queued = (exec as QueuingTransaction)[AFTER_COMMIT];
   if (!queued) throw new Error('afterCommit: the transaction was not opened with inTransaction');
   queued.push(callback);
+}
+
+/**
+ * A statement on a request's path beside the writes of others. On SQLite it joins the open group
+ * of transactions (sqlite-dialect.ts): a statement outside a transaction makes the group commit
+ * early, and one on every request split every group (an Idempotency-Key's lookup did:
+ * bench/HISTORY.md, "Idempotent requests and batches"); it is done once the group commits.
+ * Elsewhere a plain statement.
+ */
+export async function amongWrites<T>(db: Kysely<Database>, statement: (exec: Executor) => Promise<T>): Promise<T> {
+  if (!transactionStatementRunner(db.getExecutor().adapter)) return statement(db);
+  return db.transaction().execute(statement);
 }
