@@ -2,8 +2,8 @@
 // (cli/: one file per group, cli/command.ts for their options and usage, cli/output.ts for what
 // they print). `listen --forward-to` replays the live event stream to a local receiver as signed
 // webhook deliveries, like `stripe listen`.
-// Exit codes: 0 done (also after Ctrl-C), 1 the API refused or failed, 2 a usage error, 3 the
-// server could not be reached.
+// Exit codes: 0 done (also after Ctrl-C of listen or events tail), 1 the API refused or
+// failed, 2 a usage error, 3 the server could not be reached, 130 an import stopped by Ctrl-C.
 import { readFileSync } from 'node:fs';
 import { accountCommands } from './cli/account.js';
 import { appCommands } from './cli/apps.js';
@@ -14,6 +14,7 @@ import {
   commandWords,
   generalUsage,
   groupUsage,
+  Interrupted,
   parseCommandArgs,
   subcommandNames,
   UsageError,
@@ -86,8 +87,12 @@ async function main(argv: string[], output: Output): Promise<number> {
   }
 }
 
-/** Prints the failure and gives the exit code: 2 usage, 1 the API refused or failed, 3 unreachable. */
+/** Prints the failure and gives the exit code: 2 usage, 1 the API refused or failed, 3 unreachable, 130 interrupted. */
 function reportFailure(error: unknown, output: Output): number {
+  if (error instanceof Interrupted) {
+    output.err(output.json ? JSON.stringify({ error: { code: 'interrupted', message: error.message } }) : `devdata-client: ${error.message}`);
+    return 130;
+  }
   if (error instanceof UsageError) {
     const usage = error.command && usageLine(error.command);
     if (output.json) output.err(JSON.stringify({ error: { code: 'usage', message: error.message, ...(usage && { usage }) } }));

@@ -124,7 +124,7 @@ describe('devdata-client usage errors', () => {
       [['audit', 'list', '--limit', 'ten'], '--limit must be a non-negative integer, not "ten"'],
       [
         ['resources', 'frobnicate'],
-        'unknown command "resources frobnicate": resources takes list, get, set, create, update or delete (devdata-client resources --help)',
+        'unknown command "resources frobnicate": resources takes list, get, set, create, update, delete, import or export (devdata-client resources --help)',
       ],
     ];
     await Promise.all(

@@ -50,6 +50,9 @@ export class UsageError extends Error {
   }
 }
 
+/** A command stopped by Ctrl-C before it was done (exit code 130), which says how to go on. */
+export class Interrupted extends Error {}
+
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   url: { type: 'string', value: 'URL', help: 'the server (env DEVDATA_URL, default http://localhost:8080)' },
   'api-key': { type: 'string', value: 'KEY', help: 'an API key or OAuth access token (env DEVDATA_API_KEY); never printed' },
@@ -132,7 +135,8 @@ export function generalUsage(commands: readonly Command[]): string {
     'Options of every command:',
     ...optionLines(GLOBAL_OPTIONS),
     '',
-    'Exit codes: 0 done (also after Ctrl-C), 1 the API refused or failed, 2 usage error, 3 server unreachable.',
+    'Exit codes: 0 done (also after Ctrl-C of listen or events tail), 1 the API refused or failed, 2 usage error, 3 server unreachable,',
+    '130 an import stopped by Ctrl-C (run it again to resume).',
   ].join('\n');
 }
 

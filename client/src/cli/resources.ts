@@ -1,8 +1,11 @@
-// devdata-client resources list|get|set|create|update|delete.
+// devdata-client resources list|get|set|create|update|delete|import|export (import.ts, export.ts).
 import { formatState } from '../display.js';
-import { RESOURCE_TYPES } from '../generated/values.js';
+import { BATCH_MAX_OPERATIONS, RESOURCE_TYPES } from '../generated/values.js';
+import { CSV_COLUMNS } from '../import-rows.js';
 import type { Resource } from '../types.js';
 import type { Command, OptionSpec } from './command.js';
+import { exportResources } from './export.js';
+import { importResources } from './import.js';
 import { type Cell, list, type Output, print, printDetails, printTable, time } from './output.js';
 import { ifMatchHeader, integerValue, jsonObjectValue, listValue, requiredValue, resourceTypeValue, someChange, stateFor, stringValue } from './values.js';
 
@@ -16,6 +19,7 @@ const IF_MATCH: OptionSpec = {
 const ATTRIBUTES: OptionSpec = { type: 'string', value: 'JSON', help: `free details, a JSON object such as '{"unit_of_measurement":"°C"}'` };
 const TAGS: OptionSpec = { type: 'string', value: 'A,B', help: 'tags, comma-separated' };
 const STATE_HELP = 'on/off (or true/false) for a binary_sensor or switch, a number or text for a sensor, text for a text';
+const FORMAT: OptionSpec = { type: 'string', value: 'FORMAT', help: 'ndjson or csv (default: what the file name says)' };
 
 /** A state as the console shows it: on/off for a switch or binary sensor, the value otherwise. */
 export function stateCell(state: unknown): Cell {
@@ -171,5 +175,34 @@ export const resourceCommands: Command[] = [
       await client().deleteResource({ path: { id }, header: ifMatchHeader(values) });
       print(output, { id, deleted: true }, () => output.out(`Deleted ${id}.`));
     },
+  },
+  {
+    name: 'resources import',
+    positionals: ['<file>'],
+    summary: 'create and update resources from an NDJSON or CSV file, in batches',
+    details: `A row without an id creates a resource; a row with one updates it (its version, when given, must still be the resource's). NDJSON: a JSON object per line with a resource's fields, as resources export writes them. CSV: a header row naming any of the columns ${CSV_COLUMNS.join(', ')}; tags are separated by ";", attributes are a JSON object, a state is read by the type (${STATE_HELP}), and an empty cell leaves a field as it is.
+
+Rows that cannot be read are listed by line, and nothing is sent unless --skip-invalid. The rows go in batches of up to ${BATCH_MAX_OPERATIONS}, each all or nothing; a refused batch names the line of the row refused. The import keeps its state in a file (each batch's Idempotency-Key and whether it is done): after Ctrl-C (exit code 130) or a failure, run the same command again to resume; nothing is written twice, as long as it resumes within 24 hours (the server keeps keys that long). A progress bar on a terminal, a line per batch otherwise (standard error).`,
+    options: {
+      format: FORMAT,
+      'batch-size': { type: 'string', value: 'N', help: `rows per batch, 1-${BATCH_MAX_OPERATIONS} (default ${BATCH_MAX_OPERATIONS})` },
+      'state-file': { type: 'string', value: 'PATH', help: 'where the import keeps its state (default: FILE.import-state.json beside the file)' },
+      'skip-invalid': { type: 'boolean', help: 'import the rows that can be read; those that cannot are listed' },
+    },
+    run: importResources,
+  },
+  {
+    name: 'resources export',
+    summary: 'write resources as NDJSON or CSV, which resources import reads back',
+    details:
+      'Every resource (or those of --type and --tag), in creation order, to standard output or --output FILE. Imported back, each row updates its resource at the version it had (refused if it changed since); with --no-ids each row creates a new resource (a copy, say into another account).',
+    options: {
+      format: FORMAT,
+      output: { type: 'string', value: 'FILE', help: 'write to FILE rather than standard output' },
+      type: { type: 'string', value: 'TYPE', help: `only this type: ${TYPES}` },
+      tag: { type: 'string', value: 'TAG', multiple: true, help: 'only resources with this tag (all must match)' },
+      'no-ids': { type: 'boolean', help: 'leave out id and version, so that importing the file creates new resources' },
+    },
+    run: exportResources,
   },
 ];
