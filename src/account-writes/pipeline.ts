@@ -17,7 +17,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
 import { afterCommit, inTransaction, OutcomeTaken, type OutcomeRecord } from '../storage/transaction.js';
-import { conditionHolds, nextEventSequence, type AccountCondition } from '../storage/sequences.js';
+import { conditionHolds, nextEventSequence, takeEventIds, type AccountCondition } from '../storage/sequences.js';
 import type { JoinedRows } from '../storage/postgres-writes.js';
 import type { Event } from '../areas/events/event.js';
 import { insertEvent, insertEventsInOneStatement } from './store.js';
@@ -60,6 +60,8 @@ export interface AccountWrite {
   /** The account's newest event id as this transaction sees it: the committed ones, then its own. */
   readonly lastEventId: number;
   append(type: string, data: Record<string, unknown>): Promise<Event>;
+  /** Several events in order, their ids taken at once (on PostgreSQL in one statement); sets each one's id and time. */
+  appendAll(events: Event[]): Promise<void>;
   /** PostgreSQL only: the events, with the rows that go with them, in one statement. */
   appendWith?(events: Event[], rows?: JoinedRows): Promise<void>;
 }
@@ -239,6 +241,23 @@ export class AccountWrites {
             appended.push(event);
             write.lastEventId = nextId;
             return event;
+          },
+          appendAll: async (events) => {
+            if (events.length === 0) return;
+            const createdAt = this.clock.now().toISOString();
+            for (const event of events) event.createdAt = createdAt;
+            // The first id was reserved when the transaction started, if nothing took it yet.
+            const take = events.length - (appended.length === 0 ? 1 : 0);
+            if (this.queue) await insertEventsInOneStatement(trx, accountId, events, { take });
+            else {
+              let id = (take > 0 ? await takeEventIds(trx, accountId, take) : first.id) - events.length + 1;
+              for (const event of events) {
+                event.id = id++;
+                await insertEvent(trx, accountId, event);
+              }
+            }
+            appended.push(...events);
+            write.lastEventId = events.at(-1)!.id;
           },
           appendWith: !this.queue
             ? undefined

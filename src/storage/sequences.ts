@@ -51,6 +51,21 @@ export async function nextEventSequence(db: Executor, accountId: string): Promis
   return { id: Number(row.event_seq), counters: { webhook_count: Number(row.webhook_count) } };
 }
 
+const takeEvents = prepare((db, p: { accountId: string; count: number }) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ event_seq: eb('event_seq', '+', p.count) }))
+    .where('id', '=', p.accountId)
+    .returning('event_seq'),
+);
+
+/** Takes the account's next `count` event ids at once; returns the last of them. */
+export async function takeEventIds(db: Executor, accountId: string, count: number): Promise<number> {
+  const row = await takeEvents.first(db, { accountId, count });
+  if (!row) throw new Error(`no account ${accountId}`);
+  return Number(row.event_seq);
+}
+
 const lockAccount = prepare((db, p: { accountId: string }) =>
   db
     .updateTable('accounts')

@@ -81,18 +81,13 @@ export class EventsService {
   }
 
   /**
-   * Custom events inside an account's write the caller holds (a batch), in order: on PostgreSQL
-   * several in one statement. Refuses data over the size a published event may have.
+   * Custom events inside an account's write the caller holds (a batch), in order, their ids taken
+   * at once (on PostgreSQL in one statement).
    */
   async publishWithin(write: AccountWrite, published: ReadonlyArray<{ type: string; data: Record<string, unknown> }>): Promise<Event[]> {
     const events = published.map(({ type, data }): Event => ({ id: 0, type, data, createdAt: '' }));
-    if (write.appendWith && events.length > 1) {
-      await write.appendWith(events);
-      return events;
-    }
-    const appended: Event[] = [];
-    for (const { type, data } of events) appended.push(await write.append(type, data));
-    return appended;
+    await write.appendAll(events);
+    return events;
   }
 
   /**

@@ -104,17 +104,19 @@ export class ResourceWrites {
     const { outcomes, decided } = decideUpdates(updates, (id) => stored.get(id), this.clock.now().toISOString());
     for (let start = 0; start < decided.length; ) {
       let end = start + 1;
-      if (write.appendWith && !decided[start]!.changed.includes('tags')) while (end < decided.length && !decided[end]!.changed.includes('tags')) end++;
-      if (end - start > 1) {
-        const run = decided.slice(start, end);
-        await write.appendWith!(run.map(updatedEvent), updateResourcesJoined(accountId, newestOf(run)));
+      if (!decided[start]!.changed.includes('tags')) while (end < decided.length && !decided[end]!.changed.includes('tags')) end++;
+      const run = decided.slice(start, end);
+      if (run.length > 1 && write.appendWith) {
+        await write.appendWith(run.map(updatedEvent), updateResourcesJoined(accountId, newestOf(run)));
       } else {
-        const { resource, previous, changed } = decided[start]!;
-        const tags = changed.includes('tags') ? previous.tags : undefined;
-        // The account row is locked by the write, so the version cannot have moved.
-        if (!(await updateResource(write.trx, accountId, resource, previous.version, tags)))
-          throw new Error(`resource ${resource.id} changed during its own update`);
-        await write.append('resource.updated', { resource, changed });
+        for (const { resource, previous, changed } of run) {
+          const tags = changed.includes('tags') ? previous.tags : undefined;
+          // The account row is locked by the write, so the version cannot have moved.
+          if (!(await updateResource(write.trx, accountId, resource, previous.version, tags))) {
+            throw new Error(`resource ${resource.id} changed during its own update`);
+          }
+        }
+        await write.appendAll(run.map(updatedEvent));
       }
       start = end;
     }
