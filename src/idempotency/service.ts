@@ -11,6 +11,8 @@ import { deleteOutcome, deleteOutcomesBefore, findOutcome, insertOutcome, sealed
 
 /** How long an outcome answers a retry. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Far longer than any request runs (a batch of 1,000 takes well under a second): a key held longer is one a request failed to let go of. */
+const RUNNING_AT_MOST_MS = 5 * 60 * 1000;
 /** Outcomes deleted by one statement of the sweep, with a turn of the event loop between statements. */
 const SWEEP_BATCH = 500;
 
@@ -27,8 +29,8 @@ export interface StoredOutcome {
 }
 
 export class IdempotentRequests {
-  /** The keys whose first request runs in this process, with that request's fingerprint. */
-  private readonly running = new Map<string, string>();
+  /** The keys whose first request runs in this process: that request's fingerprint, and since when. */
+  private readonly running = new Map<string, { fingerprint: string; since: number }>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -39,9 +41,11 @@ export class IdempotentRequests {
   /** Marks the key as running here; the fingerprint of the request already running it, if one is. */
   begin(scope: string, key: string, fingerprint: string): string | undefined {
     const id = `${scope}\u0000${key}`;
+    const now = this.clock.now().getTime();
     const running = this.running.get(id);
-    if (running !== undefined) return running;
-    this.running.set(id, fingerprint);
+    // A mark older than any request may run is one a request failed to let go of: it holds nothing.
+    if (running !== undefined && now - running.since < RUNNING_AT_MOST_MS) return running.fingerprint;
+    this.running.set(id, { fingerprint, since: now });
     return undefined;
   }
 

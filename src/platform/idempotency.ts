@@ -103,6 +103,15 @@ class IdempotentRequest implements OutcomeRecord {
     private readonly requests: IdempotentRequests,
   ) {}
 
+  /** Lets go of the key in this process, once. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.requests.end(this.scope, this.key);
+  }
+
+  private released = false;
+
   async record(trx: Transaction<Database>, value: unknown): Promise<void> {
     const outcome = this.reply.request.routeOptions.config.outcome;
     if (!outcome) return;
@@ -163,16 +172,19 @@ export function installIdempotency(app: FastifyInstance, requests: IdempotentReq
     const fingerprint = sha256(`${request.method} ${request.url}\n${request.bodyDigest ?? sha256('')}`);
     const running = requests.begin(scope, key, fingerprint);
     if (running !== undefined) throw running === fingerprint ? inUse() : reused();
+    // The request holds the key from here: however it ends (an abort during the lookup too), it lets go.
+    const idempotent = new IdempotentRequest(scope, key, fingerprint, reply, requests);
+    request.idempotent = idempotent;
     try {
       if (await answerFromStorage(reply, scope, key, fingerprint)) {
-        requests.end(scope, key);
+        idempotent.replayed = true;
+        idempotent.release();
         return reply;
       }
     } catch (error) {
-      requests.end(scope, key);
+      idempotent.release();
       throw error;
     }
-    request.idempotent = new IdempotentRequest(scope, key, fingerprint, reply, requests);
     return undefined;
   }
 
@@ -206,9 +218,7 @@ export function installIdempotency(app: FastifyInstance, requests: IdempotentReq
     );
   };
 
-  const end = (request: FastifyRequest) => {
-    if (request.idempotent) requests.end(request.idempotent.scope, request.idempotent.key);
-  };
+  const end = (request: FastifyRequest) => request.idempotent?.release();
   const finished: onResponseHookHandler = (request, _reply, done) => {
     end(request);
     done();
@@ -237,6 +247,8 @@ export function installIdempotency(app: FastifyInstance, requests: IdempotentReq
       try {
         value = await handler.call(this, request, reply);
       } catch (error) {
+        // Its transaction ended: a retry finds its answer, or runs (an abort may have skipped the hooks that let go).
+        request.idempotent?.release();
         const idempotent = request.idempotent;
         if (idempotent) idempotent.recorded = undefined;
         if (!(error instanceof OutcomeTaken) || !idempotent) throw error;
@@ -245,6 +257,7 @@ export function installIdempotency(app: FastifyInstance, requests: IdempotentReq
         if (await answerFromStorage(reply, idempotent.scope, idempotent.key, idempotent.fingerprint)) return reply;
         throw inUse();
       }
+      request.idempotent?.release();
       const recorded = request.idempotent?.recorded;
       if (recorded) return send(reply, recorded);
       const payload = outcome.payload ? outcome.payload(value) : value;

@@ -11,6 +11,7 @@ import { ErrorSchema, ref } from './schemas.js';
 import { OAUTH_GRANTABLE, SCOPE_DESCRIPTIONS, type Scope } from './scopes.js';
 import { API_NAME, API_VERSION } from './api-version.js';
 import { IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './idempotency.js';
+import { DISCRIMINATOR_VALUES } from './validation-messages.js';
 
 function securityFor(access: RouteAccess | undefined): Array<Record<string, string[]>> {
   if (access === 'public' || access === 'unmetered') return [];
@@ -36,6 +37,25 @@ function documentRoute(route: RouteOptions): void {
   schema.security ??= securityFor(route.config?.auth);
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   if (methods.some((method) => takesIdempotencyKey(method, route.url))) withIdempotencyKey(schema);
+}
+
+type SchemaObject = { oneOf?: Array<{ $ref?: string }>; discriminator?: Record<string, unknown> };
+
+/**
+ * A tagged union's discriminator as the document states it: the `mapping` from each tag value to its
+ * member (OpenAPI reads a missing mapping as the members' names), made from the values the
+ * validator's copy lists (Ajv refuses a mapping; validation-messages.ts, DISCRIMINATOR_VALUES).
+ */
+function withDiscriminatorMappings(schemas: Record<string, SchemaObject> = {}): Record<string, SchemaObject> {
+  return Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => {
+      const values = schema.discriminator?.[DISCRIMINATOR_VALUES];
+      if (!Array.isArray(values) || !schema.oneOf) return [name, schema];
+      const { [DISCRIMINATOR_VALUES]: _values, ...discriminator } = schema.discriminator!;
+      const mapping = Object.fromEntries(values.map((value, index) => [String(value), schema.oneOf![index]!.$ref]));
+      return [name, { ...schema, discriminator: { ...discriminator, mapping } }];
+    }),
+  );
 }
 
 /** The Idempotency-Key header among a write's headers: documented, and validated like the others. */
@@ -309,7 +329,7 @@ export async function installOpenApi(
         servers: [{ url: config.baseUrl }],
         components: {
           ...openapiObject.components,
-          schemas: { ...(openapiObject.components?.schemas as object), ShuttingDown: SHUTTING_DOWN_SCHEMA },
+          schemas: { ...withDiscriminatorMappings(openapiObject.components?.schemas as Record<string, SchemaObject>), ShuttingDown: SHUTTING_DOWN_SCHEMA },
           responses: {
             ...sharedResponses,
             ShuttingDown: { description: SHUTTING_DOWN, content: { 'application/json': { schema: { $ref: '#/components/schemas/ShuttingDown' } } } },

@@ -3,6 +3,7 @@
 // show the same request twice doing its work once and answering the same bytes, and the same key
 // with another request answering 422. Then what is stored and what is not, sealed secrets, the
 // 24 hours, and a key in use.
+import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, TestApp, type TestAccount, type TestResponse } from '../support/app.js';
@@ -11,11 +12,13 @@ import { servedDocument } from '../fuzz/requests.js';
 type Json = Record<string, any>;
 
 let app: TestApp;
+/** Where the app listens, for a raw socket. */
+let origin: URL;
 const clock = new ManualClock(new Date('2026-11-27T10:00:00.000Z'));
 
 beforeAll(async () => {
   app = await TestApp.start({ clock, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-  await app.listenForRequests();
+  origin = new URL(await app.listenForRequests());
 });
 
 afterAll(async () => app?.close());
@@ -315,6 +318,34 @@ describe('a key in use', () => {
     const replay = await send();
     expect(replay.body).toBe(answered.body);
     expect((await app.request({ method: 'GET', url: '/api/v1/resources?limit=1', key: caller.key })).json).toMatchObject({ total: 1000 });
+  });
+});
+
+describe('a caller that hangs up', () => {
+  it('lets go of its key however early it hangs up: a retry gets the answer, or runs', async () => {
+    const caller = await app.account();
+    const body = JSON.stringify({ operations: Array.from({ length: 500 }, (_, index) => ({ op: 'create', name: `h${index}`, type: 'text', state: 'x' })) });
+    for (const [round, afterMs] of [0, 1, 3, 8, 20].entries()) {
+      const key = `hang-up-${round}`;
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(origin.port), origin.hostname, () => {
+          socket.write(
+            `POST /api/v1/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${caller.key}\r\nContent-Type: application/json\r\nIdempotency-Key: ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
+          setTimeout(() => socket.destroy(), afterMs);
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve());
+      });
+      let answer = await keyed(caller, 'POST', '/api/v1/batch', JSON.parse(body), key);
+      for (let tries = 0; answer.status === 409 && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        answer = await keyed(caller, 'POST', '/api/v1/batch', JSON.parse(body), key);
+      }
+      expect(answer.status, `${afterMs} ms: ${answer.body.slice(0, 200)}`).toBe(200);
+    }
+    // Each batch once, whether its first request was cut before it ran or after.
+    expect(((await app.request({ method: 'GET', url: '/api/v1/resources?limit=1', key: caller.key })).json as Json).total).toBe(2500);
   });
 });
 

@@ -55,7 +55,7 @@ const BatchResultSchema = Type.Unsafe({
   $id: 'BatchResult',
   description: "One operation's result, in the order of the operations",
   oneOf: RESULTS.map((schema) => ref(schema)),
-  discriminator: { propertyName: 'op' },
+  discriminator: { propertyName: 'op', [DISCRIMINATOR_VALUES]: RESULTS.map((schema) => schema.properties.op.const) },
 });
 const BatchResponse = Type.Object(
   {
