@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc, JEMALLOC_PATHS } from '../../bench/allocator.js';
 import type { Row } from '../../bench/results.js';
+import { HTTP_ROWS as SERVICE_ROWS } from '../../bench/options.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -72,7 +73,7 @@ function distIsStale(): boolean {
   return sources > statSync(cli).mtimeMs;
 }
 
-const HTTP_ROWS = ['baseline', 'floor-contract', 'floor-page', 'floor-page-varied', 'get', 'list', 'events', 'catchup', 'patch', 'publish'];
+const HTTP_ROWS = ['baseline', 'floor-contract', 'floor-page', 'floor-page-varied', ...SERVICE_ROWS];
 /** Rows of the baseline's own process: no PostgreSQL column. */
 const BASELINE_ROWS = new Set(['baseline', 'floor-contract', 'floor-page', 'floor-page-varied']);
 // On the suite's PostgreSQL run the PostgreSQL column is measured too, in a schema of that database.

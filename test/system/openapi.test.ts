@@ -75,6 +75,7 @@ describe('the OpenAPI document for generators', () => {
       'Content-Disposition',
       'Content-Range',
       'ETag',
+      'Idempotent-Replayed',
       'RateLimit-Limit',
       'RateLimit-Remaining',
       'RateLimit-Reset',
@@ -134,14 +135,15 @@ describe('the OpenAPI document for generators', () => {
     const statuses = (method: string, path: string) => Object.keys(paths[path]?.[method]?.responses ?? {});
     // Every route: 400, 500, and 503 while shutting down; 429 unless never limited. A credential:
     // 401, and 403 when the route needs a scope. A path parameter: 404. If-Match: 412. A method
-    // with a body: 413, 415. Beyond those, what the route declares itself (409, 410, 416...).
-    expect(statuses('patch', '/api/v1/resources/{id}')).toEqual(['200', '400', '401', '403', '404', '412', '413', '415', '429', '500', '503']);
+    // with a body: 413, 415. A write under /api/v1: 409 and 422 of its Idempotency-Key. Beyond
+    // those, what the route declares itself (409, 410, 416...).
+    expect(statuses('patch', '/api/v1/resources/{id}')).toEqual(['200', '400', '401', '403', '404', '409', '412', '413', '415', '422', '429', '500', '503']);
     expect(statuses('get', '/api/v1/resources/{id}')).toEqual(['200', '304', '400', '401', '403', '404', '429', '500', '503']);
     expect(statuses('get', '/api/v1/events')).toEqual(['200', '400', '401', '403', '410', '429', '500', '503']);
-    expect(statuses('post', '/api/v1/keys')).toEqual(['201', '400', '401', '403', '409', '413', '415', '429', '500', '503']);
+    expect(statuses('post', '/api/v1/keys')).toEqual(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '503']);
     expect(statuses('get', '/api/v1/auth/me')).toEqual(['200', '400', '401', '429', '500', '503']);
     expect(statuses('get', '/api/v1/installations/{id}/download')).toEqual(['200', '206', '304', '400', '401', '403', '404', '416', '429', '500', '503']);
-    expect(statuses('post', '/api/v1/developer/signup')).toEqual(['201', '400', '403', '409', '413', '415', '429', '500', '503']);
+    expect(statuses('post', '/api/v1/developer/signup')).toEqual(['201', '400', '403', '409', '413', '415', '422', '429', '500', '503']);
     expect(statuses('get', '/health')).toEqual(['200', '400', '500', '503']);
     // The OAuth endpoints answer errors their own way (RFC 6749 JSON, pages): 413 and 415 become 400.
     expect(statuses('post', '/oauth/token')).toEqual(['200', '400', '401', '429', '500', '503']);
