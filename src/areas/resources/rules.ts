@@ -1,12 +1,7 @@
 // What a resource may be, and what an update makes of one: the rules every write of a resource is
 // decided by (docs/decisions.md: "Resources"), apart from how it is written.
 import { badRequest, DomainError, invalidField, type ErrorDetail } from '../../domain-errors.js';
-import type { Resource, ResourceState, ResourceType } from './schemas.js';
-
-export const NAME_MAX = 200;
-export const STATE_TEXT_MAX = 255;
-export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
-export const TAGS_MAX = 20;
+import { ATTRIBUTES_MAX_BYTES, NAME_MAX, STATE_TEXT_MAX, type Resource, type ResourceState, type ResourceType } from './schemas.js';
 
 export interface CreateResourceInput {
   name: string;

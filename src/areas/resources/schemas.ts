@@ -3,7 +3,12 @@
 // OpenAPI document made of these schemas).
 import { Type, type Static } from 'typebox';
 import { ref, Timestamp } from '../../platform/schemas.js';
-import { ATTRIBUTES_MAX_BYTES, NAME_MAX, TAGS_MAX } from './rules.js';
+
+/** A resource's limits (docs/decisions.md: "Resources"): the rules check them, the schemas state them. */
+export const NAME_MAX = 200;
+export const STATE_TEXT_MAX = 255;
+export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
+export const TAGS_MAX = 20;
 
 /** The resource types, in the order the API lists them (docs/decisions.md: "Resources"). */
 export const RESOURCE_TYPES = ['sensor', 'binary_sensor', 'switch', 'text'] as const;

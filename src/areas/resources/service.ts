@@ -17,9 +17,8 @@ import { ResourceWrites } from './writes.js';
 import { findResource, type Resource, type ResourceState, type ResourceType } from './store.js';
 
 export type { Resource, ResourceState, ResourceType };
+export { NAME_MAX, TAGS_MAX } from './schemas.js';
 export {
-  NAME_MAX,
-  TAGS_MAX,
   stateProblem,
   type CreateResourceInput,
   type ResourceUpdate,
