@@ -24,21 +24,7 @@ mkdirSync(join(root, 'src', 'generated'), { recursive: true });
 const customEventType = ts.factory.createTemplateLiteralType(ts.factory.createTemplateHead('custom.'), [
   ts.factory.createTemplateLiteralTypeSpan(ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword), ts.factory.createTemplateTail('')),
 ]);
-// A discriminator without a mapping means, in OpenAPI, that the tag's value is the member schema's
-// name, and openapi-typescript types it so (op: "BatchCreate"). The service's unions carry their
-// tag in each member (op: "create"; Ajv, which validates them, refuses a mapping): the mapping
-// is made here from the members' own values.
-const typed = structuredClone(document);
-for (const schema of Object.values(typed.components.schemas)) {
-  const discriminator = schema.discriminator;
-  if (!discriminator || discriminator.mapping || !Array.isArray(schema.oneOf)) continue;
-  discriminator.mapping = {};
-  for (const member of schema.oneOf) {
-    const tag = typed.components.schemas[member.$ref.split('/').pop()].properties[discriminator.propertyName];
-    for (const value of tag.enum ?? [tag.const]) discriminator.mapping[value] = member.$ref;
-  }
-}
-const types = await openapiTS(typed, {
+const types = await openapiTS(document, {
   transform(schema) {
     if (schema.type === 'string' && typeof schema.pattern === 'string' && schema.pattern.startsWith('^custom\\.')) return customEventType;
     return undefined;
