@@ -3,26 +3,15 @@
 // server, --json output parsed (the API's JSON, one document) and checked against the server, the
 // human output read where it says something of its own, and an error path of each. Errors are
 // asserted by exit code, status and code, never by the server's wording. Colour only on a terminal.
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { verifyWebhook } from '@devdata/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestAccount, useTestApp } from '../support/app.js';
-import { killAll, ROOT, run } from '../support/processes.js';
+import { killAll, ROOT, run, scriptAvailable } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { Receiver } from '../webhooks/support.js';
 
 const CLIENT_CLI = join(ROOT, 'client', 'bin', 'devdata-client.js');
-
-/** `script` (util-linux) runs a command on a pseudo-terminal: the CLI then writes to a terminal. */
-function hasScript(): boolean {
-  try {
-    execFileSync('script', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 afterAll(async () => {
   await killAll();
@@ -296,7 +285,7 @@ describe('devdata-client commands', () => {
     expect(await failure('events', 'list', '--limit', '5000')).toMatchObject({ exit: 1, status: 400 });
   });
 
-  it.skipIf(!hasScript())('colours the output on a terminal only: not in a pipe, with NO_COLOR or with --no-color', async () => {
+  it.skipIf(!scriptAvailable)('colours the output on a terminal only: not in a pipe, with NO_COLOR or with --no-color', async () => {
     const { json, cli, account } = await as();
     await json('resources', 'create', '--name', 'Fan', '--type', 'switch', '--state', 'on');
     const onTerminal = (extraEnv: Record<string, string>, ...args: string[]) =>

@@ -3,28 +3,18 @@
 // trips, the progress a log and a terminal get, and an import resumed after Ctrl-C or a kill that
 // writes nothing twice (a proxy keeps a committed batch's answer back, so the kill lands when the
 // server has written it and the CLI does not know).
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestAccount, useTestApp } from '../support/app.js';
-import { killAll, ROOT, run } from '../support/processes.js';
+import { killAll, ROOT, run, scriptAvailable } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { LossyProxy, requestTo } from './proxy.js';
 import { NodeScript } from './support.js';
 
 const CLIENT_CLI = join(ROOT, 'client', 'bin', 'devdata-client.js');
 const BATCH = requestTo('POST', '/api/v1/batch');
-
-function hasScript(): boolean {
-  try {
-    execFileSync('script', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 afterAll(async () => {
   await killAll();
@@ -299,7 +289,7 @@ describe('devdata-client resources import and export', () => {
     expect(names(await caller.resources())).toEqual(sensorNames(20_000));
   });
 
-  it.skipIf(!hasScript())('draws a progress bar in place on a terminal: done/total, rate and time left', async () => {
+  it.skipIf(!scriptAvailable)('draws a progress bar in place on a terminal: done/total, rate and time left', async () => {
     const { account } = await as();
     const file = await sensors('terminal.ndjson', 1_500);
     const shown = await run('script', ['-qec', `exec '${process.execPath}' '${CLIENT_CLI}' resources import '${file}' --batch-size 500`, '/dev/null'], {

@@ -1,6 +1,6 @@
 // Child processes of the built CLI (dist/cli.js, built once by test/global-setup.ts): one-shot
 // commands and `devdata serve` servers, with their output captured and always killed at the end.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -174,3 +174,13 @@ export async function killAll(): Promise<void> {
     ),
   );
 }
+
+/** Whether util-linux `script` is here: it runs a command on a pseudo-terminal, so the command writes to a terminal. */
+export const scriptAvailable: boolean = (() => {
+  try {
+    execFileSync('script', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();

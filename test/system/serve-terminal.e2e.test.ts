@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { createAccountCommand, describeDatabase } from '../../src/cli/start-banner.js';
-import { CLI, cleanEnv, killAll, run, ServerProcess } from '../support/processes.js';
+import { CLI, cleanEnv, killAll, run, scriptAvailable, ServerProcess } from '../support/processes.js';
 
 let workDir: string;
 
@@ -118,15 +118,6 @@ describe('devdata serve with LOG_FORMAT=pretty (standard output a pipe)', () => 
 });
 
 describe('devdata serve on a terminal', () => {
-  const hasScript = (() => {
-    try {
-      execFileSync('script', ['--version'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-
   const onTerminal = (env: Record<string, string>) =>
     new ServerProcess(cleanEnv({ DATABASE_URL: `sqlite:${join(workDir, 'tty.db')}`, PORT: '0', LOG_LEVEL: 'info', SHELL: '/bin/sh', ...env }), workDir, {
       file: 'script',
@@ -136,7 +127,7 @@ describe('devdata serve on a terminal', () => {
       args: ['-qefc', `exec "${process.execPath}" "${CLI}" serve`, '/dev/null'],
     });
 
-  it.skipIf(!hasScript)('prints the banner and coloured lines for people by itself, and Ctrl-C stops it cleanly', async () => {
+  it.skipIf(!scriptAvailable)('prints the banner and coloured lines for people by itself, and Ctrl-C stops it cleanly', async () => {
     const server = onTerminal({});
     await server.waitForOutput(/Ctrl-C stops it\./, 'the end of the banner');
     const plain = () => withoutColour(server.stdout).replace(/\r/g, '');
@@ -155,7 +146,7 @@ describe('devdata serve on a terminal', () => {
     expect(plain()).toMatch(/INFO {2}shutting down: finishing in-flight requests signal=SIGINT/);
   });
 
-  it.skipIf(!hasScript)('LOG_FORMAT=json keeps JSON lines on a terminal, and no banner', async () => {
+  it.skipIf(!scriptAvailable)('LOG_FORMAT=json keeps JSON lines on a terminal, and no banner', async () => {
     const server = onTerminal({ LOG_FORMAT: 'json' });
     const line = await server.waitForLog((entry) => typeof entry.port === 'number', 'the listening line');
     expect(line.msg).toMatch(/^devdata listening on http:/);
