@@ -35,6 +35,24 @@ export function catchupCursors(newestEventId: number, path: string): (index: num
 export function httpSpecsFor(origin: string, auth: Record<string, string>, seeded: Seeded): Record<HttpRowKey, HttpSpec> {
   const ids = seeded.resourceIds;
   const eventPage = eventPagePath(seeded.newestEventId);
+  const patch: HttpSpec = {
+    key: 'patch',
+    label: 'PATCH /api/v1/resources/{id} (1 write + 1 event)',
+    url: `${origin}/api/v1/resources/${ids[0]}`,
+    method: 'PATCH',
+    headers: auth,
+    body: JSON.stringify({ state: 21.5 }),
+    vary: (index) => patchOf(ids, index),
+    target: { minRatio: 0.35 },
+  };
+  const publish: HttpSpec = {
+    key: 'publish',
+    label: 'POST /api/v1/events',
+    url: `${origin}/api/v1/events`,
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ type: 'custom.bench.load', data: { resource: seeded.resource } }),
+  };
   return {
     get: {
       key: 'get',
@@ -69,44 +87,10 @@ export function httpSpecsFor(origin: string, auth: Record<string, string>, seede
       vary: catchupCursors(seeded.newestEventId, '/api/v1/events'),
       target: { minRatio: 0.6, ofPageFloor: true },
     },
-    patch: {
-      key: 'patch',
-      label: 'PATCH /api/v1/resources/{id} (1 write + 1 event)',
-      url: `${origin}/api/v1/resources/${ids[0]}`,
-      method: 'PATCH',
-      headers: auth,
-      body: JSON.stringify({ state: 21.5 }),
-      vary: (index) => patchOf(ids, index),
-      target: { minRatio: 0.35 },
-    },
-    publish: {
-      key: 'publish',
-      label: 'POST /api/v1/events',
-      url: `${origin}/api/v1/events`,
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ type: 'custom.bench.load', data: { resource: seeded.resource } }),
-    },
-    'patch-keyed': {
-      key: 'patch-keyed',
-      label: 'PATCH /api/v1/resources/{id} with a new Idempotency-Key each (its answer stored with the write)',
-      url: `${origin}/api/v1/resources/${ids[0]}`,
-      method: 'PATCH',
-      headers: auth,
-      body: JSON.stringify({ state: 21.5 }),
-      vary: (index) => ({ ...patchOf(ids, index), headers: { 'idempotency-key': newKey() } }),
-      target: { minRatio: 0.9, ofRow: 'patch' },
-    },
-    'publish-keyed': {
-      key: 'publish-keyed',
-      label: 'POST /api/v1/events with a new Idempotency-Key each',
-      url: `${origin}/api/v1/events`,
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ type: 'custom.bench.load', data: { resource: seeded.resource } }),
-      vary: () => ({ headers: { 'idempotency-key': newKey() } }),
-      target: { minRatio: 0.9, ofRow: 'publish' },
-    },
+    patch,
+    publish,
+    'patch-keyed': keyed(patch, 'patch-keyed', 'PATCH /api/v1/resources/{id} with a new Idempotency-Key each (its answer stored with the write)'),
+    'publish-keyed': keyed(publish, 'publish-keyed', 'POST /api/v1/events with a new Idempotency-Key each'),
     batch100: batchOfUpdates(origin, auth, ids, 100, { minRatio: 10, ofRow: 'patch', maxP99Ms: 50 }),
     batch1000: batchOfUpdates(origin, auth, ids, 1000),
     'batch-create': {
@@ -130,6 +114,18 @@ export function httpSpecsFor(origin: string, auth: Record<string, string>, seede
 const keyRun = Date.now().toString(36);
 let keysMade = 0;
 const newKey = () => `${keyRun}-${++keysMade}`;
+
+/** A row again, each request with a new Idempotency-Key, against the row itself. */
+function keyed(spec: HttpSpec, key: HttpRowKey, label: string): HttpSpec {
+  const vary = spec.vary;
+  return {
+    ...spec,
+    key,
+    label,
+    vary: (index) => ({ ...vary?.(index), headers: { 'idempotency-key': newKey() } }),
+    target: { minRatio: 0.9, ofRow: spec.key as HttpRowKey },
+  };
+}
 
 /** The PATCH row's request number `index`: a resource in turn, a state of its own. */
 function patchOf(ids: readonly string[], index: number): { path: string; body: string } {

@@ -258,13 +258,8 @@ export function installIdempotency(app: FastifyInstance, requests: IdempotentReq
         throw inUse();
       }
       request.idempotent?.release();
-      const recorded = request.idempotent?.recorded;
-      if (recorded) return send(reply, recorded);
-      const payload = outcome.payload ? outcome.payload(value) : value;
-      reply.code(outcome.status);
-      if (outcome.headers) reply.headers(outcome.headers(value));
-      if (typeof payload === 'string') reply.type(JSON_CONTENT_TYPE);
-      return reply.send(payload ?? null);
+      // The answer its transaction recorded, or the same one made now: one way to make it.
+      return send(reply, request.idempotent?.recorded ?? responseOf(reply, outcome, value));
     };
   });
 }
