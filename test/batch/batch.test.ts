@@ -200,6 +200,12 @@ describe('a batch that fails writes nothing', () => {
     expect(other.status).toBe(400);
   });
 
+  it('needs a credential', async () => {
+    const anonymous = await app.request({ method: 'POST', url: '/api/v1/batch', body: { operations: [{ op: 'publish', type: 'custom.x', data: {} }] } });
+    expect(anonymous.status).toBe(401);
+    expect((anonymous.json as ErrorBody).error.code).toBe('unauthorized');
+  });
+
   it('needs the scope of every operation before any runs', async () => {
     const writer = await app.account(['resources:read', 'resources:write', 'events:read']);
     const error = await refused(
