@@ -9,6 +9,7 @@
 // npm test runs a fixed seed and a bounded count; `npm run fuzz` a random seed and many more runs,
 // and prints the seed (FUZZ_SEED=… repeats a run).
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, TestApp, type TestAccount } from '../support/app.js';
 import { storageFingerprint } from '../support/fingerprint.js';
@@ -33,6 +34,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? (LONG_RUN ? Date.now() % 2 ** 31 : 
 // Each kind of breakage is tried on every operation (`perMutation` times), then any mix of them.
 const RUNS = { valid: LONG_RUN ? 60 : 4, perMutation: LONG_RUN ? 10 : 3, mixed: LONG_RUN ? 200 : 4 };
 const ERROR_BODY_LIMIT = 16 * 1024;
+/** Statuses api-decisions §11 does not store under an Idempotency-Key. */
+const UNSTORED_STATUSES = new Set([400, 401, 403, 413, 415, 429]);
 /** The codes a client's mistake may get: every code of the closed set whose status is a 4xx. */
 const ERROR_CODES = new Set(DOMAIN_ERROR_CODES.filter((code) => STATUS_BY_CODE[code] < 500));
 /** Endpoints whose errors follow RFC 6749 §5.2 / the approval page rather than the API's error body. */
@@ -52,6 +55,9 @@ describe('every operation of /openapi.json, valid and broken requests', () => {
   let context: SchemaContext;
   let ids: Record<string, string[]>;
   let fingerprint: string;
+  let storedAnswerCount = 0;
+  const storedAnswers = async () =>
+    Number((await sql<{ n: number }>`select count(*) as n from idempotent_requests`.execute(app.context.storage.db)).rows[0]!.n);
 
   beforeAll(async () => {
     // A clock that stands still and a retry schedule a day out: nothing runs in the background
@@ -133,9 +139,13 @@ describe('every operation of /openapi.json, valid and broken requests', () => {
         'if-none-match': text('"1"', '*', 'W/"2"'),
         'last-event-id': text('0', '1', '999999', 'abc'),
         after: fc.integer({ min: -1, max: 50 }),
+        // A few keys shared by every operation: some requests repeat one (a replay or 422
+        // idempotency_key_reused), most use a fresh one.
+        'idempotency-key': fc.oneof({ arbitrary: text('fuzz-key-1', 'fuzz-key-2'), weight: 1 }, { arbitrary: fc.uuid(), weight: 4 }),
       },
     };
     fingerprint = await storageFingerprint(app.context);
+    storedAnswerCount = await storedAnswers();
   }, 60_000);
 
   afterAll(async () => {
@@ -176,6 +186,10 @@ describe('every operation of /openapi.json, valid and broken requests', () => {
     const after = await storageFingerprint(app.context);
     if (status >= 400) expect(after, `${label}: a refused request changed what is stored`).toBe(fingerprint);
     fingerprint = after;
+    // A refusal a corrected retry may fix (§11: 400, 401, 403, 413, 415, 429) keeps no answer either.
+    const answers = await storedAnswers();
+    if (UNSTORED_STATUSES.has(status)) expect(answers, `${label}: a ${status} was stored for replay`).toBe(storedAnswerCount);
+    storedAnswerCount = answers;
   }
 
   /** Runs the property; a failure names the seed, the request's changes and what went wrong, briefly. */
