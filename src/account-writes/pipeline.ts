@@ -16,7 +16,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
-import { afterCommit, inTransaction, OutcomeTaken, type OutcomeRecord } from '../storage/transaction.js';
+import { afterCommit, inTransaction, OutcomeTaken, recordOutcomes, type OutcomeRecord } from '../storage/transaction.js';
 import { conditionHolds, nextEventSequence, takeEventIds, type AccountCondition } from '../storage/sequences.js';
 import type { JoinedRows } from '../storage/postgres-writes.js';
 import type { Event } from '../areas/events/event.js';
@@ -140,23 +140,20 @@ export class AccountWrites {
 
   /**
    * Several processes, the account's turn come: one statement for what it can take, a transaction
-   * for the rest. The statement takes items up to the first whose request records an outcome (that
-   * record needs the transaction).
+   * for the rest. When requests among them record their outcomes, the statement runs in a
+   * transaction that records them all with one more statement.
    */
   private async turn<Item, Result>(kind: WriteKind<Item, Result>, accountId: string, waiting: readonly Waiting<Entry<Item>, Result>[]): Promise<void> {
     let settled = 0;
     const condition = this.skipCondition();
     const entries = waiting.map((entry) => entry.item);
-    const plain = entries.findIndex((entry) => entry.outcome !== undefined);
-    const items = entries.slice(0, plain < 0 ? entries.length : plain).map((entry) => entry.item);
-    const statement = condition && items.length > 0 && kind.alone?.(accountId, items);
-    if (statement && statement.events.length > 0 && (await this.writeInOneStatement(accountId, statement, condition))) {
+    const statement = condition && kind.alone?.(accountId, entries.map((entry) => entry.item));
+    if (statement && statement.events.length > 0 && (await this.writeInOneStatement(accountId, statement, condition, entries))) {
       settle(waiting, statement.outcomes);
       settled = statement.outcomes.length;
     }
     if (settled < waiting.length) settle(waiting.slice(settled), await this.inTransaction(kind, accountId, entries.slice(settled)));
   }
-
   /** The condition under which every inside reaction may be skipped; undefined when one never may. */
   private skipCondition(): AccountCondition | undefined {
     let condition: AccountCondition = {};
@@ -167,17 +164,45 @@ export class AccountWrites {
     return condition;
   }
 
-  /** Steps 3 to 7 in one statement; false when a condition failed and nothing was written. */
-  private async writeInOneStatement(accountId: string, statement: OneStatement<unknown>, condition: AccountCondition): Promise<boolean> {
+  /**
+   * Steps 3 to 7 in one statement, with the outcomes its items' requests record (then in a
+   * transaction); false when a condition failed, or another process recorded one of the outcomes
+   * first, and nothing was written.
+   */
+  private async writeInOneStatement(
+    accountId: string,
+    statement: OneStatement<unknown>,
+    condition: AccountCondition,
+    entries: readonly Entry<unknown>[],
+  ): Promise<boolean> {
     const { events } = statement;
     const createdAt = this.clock.now().toISOString();
     for (const event of events) event.createdAt = createdAt;
     // Taken before the statement, as a transaction takes them holding the lock.
     const marks = this.marks();
     const options = { take: events.length, condition, ifNewestIs: statement.ifNewestIs, rows: statement.rows };
-    if (!(await insertEventsInOneStatement(this.db, accountId, events, options))) return false;
-    this.committed({ accountId, events, path: 'one_statement' }, marks);
-    return true;
+    const recorded = statement.outcomes.flatMap((outcome, index) => {
+      const record = entries[index]!.outcome;
+      return record && 'value' in outcome ? [{ outcome: record, value: outcome.value }] : [];
+    });
+    const written: Written = { accountId, events, path: 'one_statement' };
+    if (recorded.length === 0) {
+      if (!(await insertEventsInOneStatement(this.db, accountId, events, options))) return false;
+      this.committed(written, marks);
+      return true;
+    }
+    try {
+      return await inTransaction(this.db, async (trx) => {
+        if (!(await insertEventsInOneStatement(trx, accountId, events, options))) return false;
+        await recordOutcomes(trx, recorded);
+        afterCommit(trx, () => this.committed(written, marks));
+        return true;
+      });
+    } catch (error) {
+      // Each item is then written in the transaction path, which finds whose outcome was taken.
+      if (error instanceof OutcomeTaken) return false;
+      throw error;
+    }
   }
 
   /**
@@ -202,7 +227,7 @@ export class AccountWrites {
               const { entry, index } = remaining[position]!;
               if (!('value' in outcome) || !entry.outcome) continue;
               try {
-                await entry.outcome.record(write.trx, outcome.value);
+                await recordOutcomes(write.trx, [{ outcome: entry.outcome, value: outcome.value }]);
               } catch (error) {
                 if (error instanceof OutcomeTaken) taken.set(index, error);
                 throw error;

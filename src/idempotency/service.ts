@@ -6,8 +6,8 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/secret-box.js';
-import { amongWrites } from '../storage/transaction.js';
-import { deleteOutcome, deleteOutcomesBefore, findOutcome, insertOutcome, sealedOutcomes, updateSealedBody } from './store.js';
+import { amongWrites, type OutcomeRecorder } from '../storage/transaction.js';
+import { deleteOutcome, deleteOutcomesBefore, findOutcome, insertOutcomes, sealedOutcomes, updateSealedBody, type IdempotentRequestRow } from './store.js';
 
 /** How long an outcome answers a retry. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -28,7 +28,7 @@ export interface StoredOutcome {
   response: StoredResponse;
 }
 
-export class IdempotentRequests {
+export class IdempotentRequests implements OutcomeRecorder {
   /** The keys whose first request runs in this process: that request's fingerprint, and since when. */
   private readonly running = new Map<string, { fingerprint: string; since: number }>();
 
@@ -65,11 +65,16 @@ export class IdempotentRequests {
     return { fingerprint: row.fingerprint, response: { status: row.status, ...stored } };
   }
 
-  /** Stores the outcome through `exec` (the transaction of its effect; else on its own); false when one was stored under the key first. */
-  async store(scope: string, key: string, fingerprint: string, response: StoredResponse, sealed: boolean, exec?: Executor): Promise<boolean> {
-    if (!exec) return amongWrites(this.db, (among) => this.store(scope, key, fingerprint, response, sealed, among));
+  /** Stores the outcome on its own (not with an effect); false when one was stored under the key first. */
+  async store(scope: string, key: string, fingerprint: string, response: StoredResponse, sealed: boolean): Promise<boolean> {
+    const row = this.rowOf(scope, key, fingerprint, response, sealed);
+    return amongWrites(this.db, (exec) => this.insert(exec, [row]));
+  }
+
+  /** The row that stores an outcome: its response sealed when it holds a secret. */
+  rowOf(scope: string, key: string, fingerprint: string, response: StoredResponse, sealed: boolean): IdempotentRequestRow {
     const { status, headers, body } = response;
-    return insertOutcome(exec, {
+    return {
       scope,
       key,
       fingerprint,
@@ -78,7 +83,12 @@ export class IdempotentRequests {
       body: sealed ? this.box.seal(JSON.stringify({ headers, body })) : body,
       sealed: sealed ? 1 : 0,
       created_at: this.clock.now().toISOString(),
-    });
+    };
+  }
+
+  /** Inserts outcome rows (made by `rowOf`) through `exec`, the transaction of their effects; false when one was stored under its key first. */
+  async insert(exec: Executor, rows: readonly object[]): Promise<boolean> {
+    return (await insertOutcomes(exec, rows as IdempotentRequestRow[])) === rows.length;
   }
 
   /** Deletes the outcomes past their time, a batch per statement, stopping between statements once `signal` aborts; how many. */

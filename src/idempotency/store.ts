@@ -28,9 +28,15 @@ export async function findOutcome(db: Executor, scope: string, key: string): Pro
   return selectOutcome.first(db, { scope, key });
 }
 
-/** Inserts the outcome unless one is stored under its key; whether it was inserted. */
-export async function insertOutcome(db: Executor, row: IdempotentRequestRow): Promise<boolean> {
-  return (await insertOutcomeRow.affected(db, row)) > 0;
+/** Inserts the outcomes, each unless one is stored under its key; how many were inserted. */
+export async function insertOutcomes(db: Executor, rows: readonly IdempotentRequestRow[]): Promise<number> {
+  if (rows.length === 1) return insertOutcomeRow.affected(db, rows[0]!);
+  const result = await db
+    .insertInto('idempotent_requests')
+    .values([...rows])
+    .onConflict((conflict) => conflict.columns(['scope', 'key']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n);
 }
 
 export async function deleteOutcome(db: Executor, scope: string, key: string): Promise<void> {

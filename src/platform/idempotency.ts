@@ -18,10 +18,8 @@ import type {
   preValidationHookHandler,
   RouteOptions,
 } from 'fastify';
-import type { Transaction } from 'kysely';
 import { DomainError } from '../domain-errors.js';
 import { IDEMPOTENCY_TTL_MS, type IdempotentRequests, type StoredResponse } from '../idempotency/service.js';
-import type { Database } from '../storage/schema.js';
 import { OutcomeTaken, type OutcomeRecord } from '../storage/transaction.js';
 import { JSON_CONTENT_TYPE } from './schemas.js';
 
@@ -112,12 +110,22 @@ class IdempotentRequest implements OutcomeRecord {
 
   private released = false;
 
-  async record(trx: Transaction<Database>, value: unknown): Promise<void> {
+  get recorder(): IdempotentRequests {
+    return this.requests;
+  }
+
+  /** The answer the row being written holds: recorded once the row is in the transaction. */
+  private pending: StoredResponse | undefined;
+
+  rowOf(value: unknown): object | undefined {
     const outcome = this.reply.request.routeOptions.config.outcome;
-    if (!outcome) return;
-    const response = responseOf(this.reply, outcome, value);
-    if (!(await this.requests.store(this.scope, this.key, this.fingerprint, response, outcome.secret === true, trx))) throw new OutcomeTaken();
-    this.recorded = response;
+    if (!outcome) return undefined;
+    this.pending = responseOf(this.reply, outcome, value);
+    return this.requests.rowOf(this.scope, this.key, this.fingerprint, this.pending, outcome.secret === true);
+  }
+
+  written(): void {
+    this.recorded = this.pending;
   }
 }
 

@@ -15,12 +15,42 @@ type QueuingTransaction = Transaction<Database> & { [AFTER_COMMIT]?: Array<() =>
  * to a retry commit together or not at all.
  */
 export interface OutcomeRecord {
-  record(trx: Transaction<Database>, value: unknown): Promise<void>;
+  /** Where records of its kind go: several of them by one statement. */
+  readonly recorder: OutcomeRecorder;
+  /** The row that records the outcome, given what the work returned; undefined when it records nothing. */
+  rowOf(value: unknown): object | undefined;
+  /** Its row was written in the transaction, to commit with the effect. */
+  written(row: object): void;
+}
+
+/** Writes outcome rows of one kind. */
+export interface OutcomeRecorder {
+  /** Inserts the rows, unless one of them is recorded already: whether all were inserted. */
+  insert(trx: Executor, rows: readonly object[]): Promise<boolean>;
 }
 
 /** Thrown by an OutcomeRecord when another request recorded the same outcome first: the transaction must roll back. */
 export class OutcomeTaken extends Error {
   override name = 'OutcomeTaken';
+}
+
+/**
+ * Records outcomes of several requests in the transaction of their effects, one statement per
+ * recorder; throws OutcomeTaken when any of them was recorded first (none is then of use).
+ */
+export async function recordOutcomes(trx: Transaction<Database>, pending: ReadonlyArray<{ outcome: OutcomeRecord; value: unknown }>): Promise<void> {
+  const byRecorder = new Map<OutcomeRecorder, Array<{ outcome: OutcomeRecord; row: object }>>();
+  for (const { outcome, value } of pending) {
+    const row = outcome.rowOf(value);
+    if (row === undefined) continue;
+    const rows = byRecorder.get(outcome.recorder) ?? [];
+    rows.push({ outcome, row });
+    byRecorder.set(outcome.recorder, rows);
+  }
+  for (const [recorder, rows] of byRecorder) {
+    if (!(await recorder.insert(trx, rows.map(({ row }) => row)))) throw new OutcomeTaken();
+    for (const { outcome, row } of rows) outcome.written(row);
+  }
 }
 
 /** Runs `work` in a transaction, records `outcome` in it, then runs what it queued with `afterCommit`, in order. */
@@ -29,7 +59,7 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transac
   const result = await db.transaction().execute(async (trx) => {
     (trx as QueuingTransaction)[AFTER_COMMIT] = queued;
     const value = await work(trx);
-    await outcome?.record(trx, value);
+    if (outcome) await recordOutcomes(trx, [{ outcome, value }]);
     return value;
   });
   for (const callback of queued) callback();
