@@ -147,7 +147,8 @@ export class AccountWrites {
     let settled = 0;
     const condition = this.skipCondition();
     const entries = waiting.map((entry) => entry.item);
-    const statement = condition && kind.alone?.(accountId, entries.map((entry) => entry.item));
+    const items = entries.map((entry) => entry.item);
+    const statement = condition && kind.alone?.(accountId, items);
     if (statement && statement.events.length > 0 && (await this.writeInOneStatement(accountId, statement, condition, entries))) {
       settle(waiting, statement.outcomes);
       settled = statement.outcomes.length;

@@ -48,7 +48,11 @@ export async function recordOutcomes(trx: Transaction<Database>, pending: Readon
     byRecorder.set(outcome.recorder, rows);
   }
   for (const [recorder, rows] of byRecorder) {
-    if (!(await recorder.insert(trx, rows.map(({ row }) => row)))) throw new OutcomeTaken();
+    const inserted = await recorder.insert(
+      trx,
+      rows.map(({ row }) => row),
+    );
+    if (!inserted) throw new OutcomeTaken();
     for (const { outcome, row } of rows) outcome.written(row);
   }
 }

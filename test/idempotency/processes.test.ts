@@ -74,7 +74,12 @@ describe.skipIf(!ON_POSTGRES)('one key sent to two processes at once', () => {
   it('writes each of many requests waiting together once: keyed ones sent to both, and others beside them', async () => {
     const ids: string[] = [];
     for (let index = 0; index < 4; index++) {
-      const created = await apps[0]!.request({ method: 'POST', url: '/api/v1/resources', key: caller.key, body: { name: `m${index}`, type: 'sensor', state: 0 } });
+      const created = await apps[0]!.request({
+        method: 'POST',
+        url: '/api/v1/resources',
+        key: caller.key,
+        body: { name: `m${index}`, type: 'sensor', state: 0 },
+      });
       ids.push((created.json as { id: string }).id);
     }
     const before = await newest();
