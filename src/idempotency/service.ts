@@ -7,12 +7,14 @@ import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/secret-box.js';
 import { amongWrites, type OutcomeRecorder } from '../storage/transaction.js';
-import { deleteOutcome, deleteOutcomesBefore, findOutcome, insertOutcomes, sealedOutcomes, updateSealedBody, type IdempotentRequestRow } from './store.js';
+import { deleteOutcome, deleteOutcomesBefore, findOutcomes, insertOutcomes, sealedOutcomes, updateSealedBody, type IdempotentRequestRow } from './store.js';
 
 /** How long an outcome answers a retry. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Far longer than any request runs (a batch of 1,000 takes well under a second): a key held longer is one a request failed to let go of. */
 const RUNNING_AT_MOST_MS = 5 * 60 * 1000;
+/** The most keys one lookup asks for. */
+const LOOKUP_BATCH = 100;
 /** Outcomes deleted by one statement of the sweep, with a turn of the event loop between statements. */
 const SWEEP_BATCH = 500;
 
@@ -53,9 +55,20 @@ export class IdempotentRequests implements OutcomeRecorder {
     this.running.delete(`${scope}\u0000${key}`);
   }
 
-  /** The outcome stored under the key, unless it is older than the time it is kept (then it is gone). */
+  /** Lookups waiting for the next turn of the event loop, to be asked together. */
+  private lookups: Array<{ scope: string; key: string; settle: (row: Promise<IdempotentRequestRow | undefined>) => void }> = [];
+
+  /**
+   * The outcome stored under the key, unless it is older than the time it is kept (then it is
+   * gone). The keys of the requests that arrive in one turn of the event loop are looked up by one
+   * query: on PostgreSQL a query each was most of what a key cost (bench/HISTORY.md, "Idempotent
+   * requests and batches").
+   */
   async find(scope: string, key: string): Promise<StoredOutcome | undefined> {
-    const row = await amongWrites(this.db, (exec) => findOutcome(exec, scope, key));
+    const row = await new Promise<IdempotentRequestRow | undefined>((resolve) => {
+      this.lookups.push({ scope, key, settle: resolve });
+      if (this.lookups.length === 1) setImmediate(() => this.lookUp());
+    });
     if (!row) return undefined;
     if (row.created_at < this.oldestKept()) {
       await deleteOutcome(this.db, scope, key);
@@ -63,6 +76,16 @@ export class IdempotentRequests implements OutcomeRecorder {
     }
     const stored = row.sealed ? (JSON.parse(this.box.open(row.body)) as Omit<StoredResponse, 'status'>) : { headers: JSON.parse(row.headers), body: row.body };
     return { fingerprint: row.fingerprint, response: { status: row.status, ...stored } };
+  }
+
+  private lookUp(): void {
+    const waiting = this.lookups;
+    this.lookups = [];
+    for (let start = 0; start < waiting.length; start += LOOKUP_BATCH) {
+      const part = waiting.slice(start, start + LOOKUP_BATCH);
+      const rows = amongWrites(this.db, (exec) => findOutcomes(exec, part)).then((found) => new Map(found.map((row) => [`${row.scope}\u0000${row.key}`, row])));
+      for (const { scope, key, settle } of part) settle(rows.then((byKey) => byKey.get(`${scope}\u0000${key}`)));
+    }
   }
 
   /** Stores the outcome on its own (not with an effect); false when one was stored under the key first. */

@@ -24,8 +24,20 @@ const insertOutcomeRow = prepare((db, p: IdempotentRequestRow) =>
     .onConflict((conflict) => conflict.columns(['scope', 'key']).doNothing()),
 );
 
-export async function findOutcome(db: Executor, scope: string, key: string): Promise<IdempotentRequestRow | undefined> {
-  return selectOutcome.first(db, { scope, key });
+/** The outcomes stored under these keys (those that are), in one query. */
+export async function findOutcomes(db: Executor, keys: ReadonlyArray<{ scope: string; key: string }>): Promise<IdempotentRequestRow[]> {
+  if (keys.length === 1) return selectOutcome.rows(db, keys[0]!);
+  return db
+    .selectFrom('idempotent_requests')
+    .selectAll()
+    .where((eb) =>
+      eb(
+        eb.refTuple('scope', 'key'),
+        'in',
+        keys.map(({ scope, key }) => eb.tuple(scope, key)),
+      ),
+    )
+    .execute();
 }
 
 /** Inserts the outcomes, each unless one is stored under its key; how many were inserted. */
