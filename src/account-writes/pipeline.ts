@@ -16,7 +16,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
-import { afterCommit, inTransaction, OutcomeTaken, recordOutcomes, type OutcomeRecord } from '../storage/transaction.js';
+import { afterCommit, inTransaction, joinedOutcomes, OutcomeTaken, recordOutcomes, type OutcomeRecord } from '../storage/transaction.js';
+import { isUniqueViolation } from '../storage/errors.js';
 import { conditionHolds, nextEventSequence, takeEventIds, type AccountCondition } from '../storage/sequences.js';
 import type { JoinedRows } from '../storage/postgres-writes.js';
 import type { Event } from '../areas/events/event.js';
@@ -166,9 +167,11 @@ export class AccountWrites {
   }
 
   /**
-   * Steps 3 to 7 in one statement, with the outcomes its items' requests record (then in a
-   * transaction); false when a condition failed, or another process recorded one of the outcomes
-   * first, and nothing was written.
+   * Steps 3 to 7 in one statement, with the outcomes its items' requests record; false when a
+   * condition failed, or another process recorded one of the outcomes first, and nothing was
+   * written. An outcome is made from its item's result, which may hold its event's id: known
+   * before the statement when the statement writes only after the event the kind decided against,
+   * else the statement runs in a transaction that records the outcomes after it.
    */
   private async writeInOneStatement(
     accountId: string,
@@ -176,23 +179,29 @@ export class AccountWrites {
     condition: AccountCondition,
     entries: readonly Entry<unknown>[],
   ): Promise<boolean> {
-    const { events } = statement;
+    const { events, ifNewestIs } = statement;
     const createdAt = this.clock.now().toISOString();
     for (const event of events) event.createdAt = createdAt;
     // Taken before the statement, as a transaction takes them holding the lock.
     const marks = this.marks();
-    const options = { take: events.length, condition, ifNewestIs: statement.ifNewestIs, rows: statement.rows };
+    const options = { take: events.length, condition, ifNewestIs, rows: statement.rows };
     const recorded = statement.outcomes.flatMap((outcome, index) => {
       const record = entries[index]!.outcome;
       return record && 'value' in outcome ? [{ outcome: record, value: outcome.value }] : [];
     });
     const written: Written = { accountId, events, path: 'one_statement' };
-    if (recorded.length === 0) {
-      if (!(await insertEventsInOneStatement(this.db, accountId, events, options))) return false;
-      this.committed(written, marks);
-      return true;
-    }
     try {
+      if (recorded.length === 0 || ifNewestIs !== undefined) {
+        if (ifNewestIs !== undefined) {
+          for (const [index, event] of events.entries()) event.id = ifNewestIs + 1 + index;
+        }
+        const outcomes = recorded.length > 0 ? joinedOutcomes(recorded) : undefined;
+        const rows = [...(statement.rows ? [statement.rows] : []), ...(outcomes?.rows ?? [])];
+        if (!(await insertEventsInOneStatement(this.db, accountId, events, { ...options, rows }))) return false;
+        outcomes?.written();
+        this.committed(written, marks);
+        return true;
+      }
       return await inTransaction(this.db, async (trx) => {
         if (!(await insertEventsInOneStatement(trx, accountId, events, options))) return false;
         await recordOutcomes(trx, recorded);
@@ -201,7 +210,7 @@ export class AccountWrites {
       });
     } catch (error) {
       // Each item is then written in the transaction path, which finds whose outcome was taken.
-      if (error instanceof OutcomeTaken) return false;
+      if (error instanceof OutcomeTaken || (recorded.length > 0 && isUniqueViolation(error))) return false;
       throw error;
     }
   }

@@ -7,7 +7,17 @@ import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
 import type { SecretBox } from '../platform/secret-box.js';
 import { amongWrites, type OutcomeRecorder } from '../storage/transaction.js';
-import { deleteOutcome, deleteOutcomesBefore, findOutcomes, insertOutcomes, sealedOutcomes, updateSealedBody, type IdempotentRequestRow } from './store.js';
+import type { JoinedRows } from '../storage/postgres-writes.js';
+import {
+  deleteOutcome,
+  deleteOutcomesBefore,
+  findOutcomes,
+  insertOutcomes,
+  insertOutcomesJoined,
+  sealedOutcomes,
+  updateSealedBody,
+  type IdempotentRequestRow,
+} from './store.js';
 
 /** How long an outcome answers a retry. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -112,6 +122,10 @@ export class IdempotentRequests implements OutcomeRecorder {
   /** Inserts outcome rows (made by `rowOf`) through `exec`, the transaction of their effects; false when one was stored under its key first. */
   async insert(exec: Executor, rows: readonly object[]): Promise<boolean> {
     return (await insertOutcomes(exec, rows as IdempotentRequestRow[])) === rows.length;
+  }
+
+  joined(rows: readonly object[]): JoinedRows {
+    return insertOutcomesJoined(rows as IdempotentRequestRow[]);
   }
 
   /** Deletes the outcomes past their time, a batch per statement, stopping between statements once `signal` aborts; how many. */

@@ -1,6 +1,8 @@
 // The rows of idempotent_requests: a request's outcome under its key (migration 0013).
 import type { Executor, IdempotentRequestsTable } from '../storage/schema.js';
+import { sql } from 'kysely';
 import { prepare } from '../storage/prepared.js';
+import { rowsOf, type JoinedRows } from '../storage/postgres-writes.js';
 
 export type IdempotentRequestRow = IdempotentRequestsTable;
 
@@ -49,6 +51,25 @@ export async function insertOutcomes(db: Executor, rows: readonly IdempotentRequ
     .onConflict((conflict) => conflict.columns(['scope', 'key']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n);
+}
+
+/** PostgreSQL: the outcomes inserted by a part of an account write's statement (storage/postgres-writes.ts); a key stored already fails the statement. */
+export function insertOutcomesJoined(rows: readonly IdempotentRequestRow[]): JoinedRows {
+  const text = (pick: (row: IdempotentRequestRow) => string) => ({ values: rows.map(pick), type: 'text' as const });
+  const integer = (pick: (row: IdempotentRequestRow) => number) => ({ values: rows.map(pick), type: 'integer' as const });
+  const values = rowsOf('o', {
+    scope: text((row) => row.scope),
+    key: text((row) => row.key),
+    fingerprint: text((row) => row.fingerprint),
+    status: integer((row) => row.status),
+    headers: text((row) => row.headers),
+    body: text((row) => row.body),
+    sealed: integer((row) => row.sealed),
+    created_at: text((row) => row.created_at),
+  });
+  return (written) => sql`
+    insert into idempotent_requests (scope, key, fingerprint, status, headers, body, sealed, created_at)
+    select o.scope, o.key, o.fingerprint, o.status, o.headers, o.body, o.sealed, o.created_at from ${written}, ${values}`;
 }
 
 export async function deleteOutcome(db: Executor, scope: string, key: string): Promise<void> {

@@ -28,7 +28,7 @@ export interface EventStatement {
   condition?: AccountCondition;
   /** Written only while the account's newest event id is still this one. */
   ifNewestIs?: number;
-  rows?: JoinedRows;
+  rows?: JoinedRows | readonly JoinedRows[];
 }
 
 /**
@@ -51,10 +51,17 @@ export async function insertEventsTakingIds(db: Executor, accountId: string, eve
       from seq, unnest(${events.types}::text[], ${events.data}::text[], ${events.createdAt}::text[])
         with ordinality as item(type, data, created_at, position)
       returning id
-    )${statement.rows ? sql`, also as (${statement.rows(sql.table('seq'))})` : sql``}
+    )${sql.join(
+      joinedOf(statement.rows).map((rows, index) => sql`, ${sql.raw(`also${index}`)} as (${rows(sql.table('seq'))})`),
+      sql``,
+    )}
     select event_seq as last from seq`.execute(db);
   const row = result.rows[0];
   return row === undefined ? undefined : Number(row.last) - count + 1;
+}
+
+function joinedOf(rows: EventStatement['rows']): readonly JoinedRows[] {
+  return rows === undefined ? [] : typeof rows === 'function' ? [rows] : rows;
 }
 
 /** A column of values for `rowsOf`, with its SQL type. */

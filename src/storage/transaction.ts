@@ -4,6 +4,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from './schema.js';
 import { transactionStatementRunner } from './sqlite-dialect.js';
+import type { JoinedRows } from './postgres-writes.js';
 
 /** The transaction's queue of after-commit work, on the transaction object itself (a WeakMap entry per write cost more: bench/HISTORY.md, "Response bodies in reused buffers, and the write path"). */
 const AFTER_COMMIT = Symbol('afterCommit');
@@ -27,6 +28,11 @@ export interface OutcomeRecord {
 export interface OutcomeRecorder {
   /** Inserts the rows, unless one of them is recorded already: whether all were inserted. */
   insert(trx: Executor, rows: readonly object[]): Promise<boolean>;
+  /**
+   * PostgreSQL: the rows as a part of an account write's one statement; one recorded already
+   * fails the statement with a unique violation, and nothing is written.
+   */
+  joined(rows: readonly object[]): JoinedRows;
 }
 
 /** Thrown by an OutcomeRecord when another request recorded the same outcome first: the transaction must roll back. */
@@ -39,6 +45,34 @@ export class OutcomeTaken extends Error {
  * recorder; throws OutcomeTaken when any of them was recorded first (none is then of use).
  */
 export async function recordOutcomes(trx: Transaction<Database>, pending: ReadonlyArray<{ outcome: OutcomeRecord; value: unknown }>): Promise<void> {
+  for (const [recorder, rows] of rowsByRecorder(pending)) {
+    const inserted = await recorder.insert(
+      trx,
+      rows.map(({ row }) => row),
+    );
+    if (!inserted) throw new OutcomeTaken();
+    for (const { outcome, row } of rows) outcome.written(row);
+  }
+}
+
+/**
+ * PostgreSQL: the outcomes of several requests as parts of the one statement of their effects
+ * (storage/postgres-writes.ts), and what to call once it wrote them. The statement fails with a
+ * unique violation when one of them was recorded first.
+ */
+export function joinedOutcomes(pending: ReadonlyArray<{ outcome: OutcomeRecord; value: unknown }>): { rows: JoinedRows[]; written(): void } {
+  const byRecorder = rowsByRecorder(pending);
+  return {
+    rows: [...byRecorder].map(([recorder, rows]) => recorder.joined(rows.map(({ row }) => row))),
+    written: () => {
+      for (const rows of byRecorder.values()) for (const { outcome, row } of rows) outcome.written(row);
+    },
+  };
+}
+
+function rowsByRecorder(
+  pending: ReadonlyArray<{ outcome: OutcomeRecord; value: unknown }>,
+): Map<OutcomeRecorder, Array<{ outcome: OutcomeRecord; row: object }>> {
   const byRecorder = new Map<OutcomeRecorder, Array<{ outcome: OutcomeRecord; row: object }>>();
   for (const { outcome, value } of pending) {
     const row = outcome.rowOf(value);
@@ -47,14 +81,7 @@ export async function recordOutcomes(trx: Transaction<Database>, pending: Readon
     rows.push({ outcome, row });
     byRecorder.set(outcome.recorder, rows);
   }
-  for (const [recorder, rows] of byRecorder) {
-    const inserted = await recorder.insert(
-      trx,
-      rows.map(({ row }) => row),
-    );
-    if (!inserted) throw new OutcomeTaken();
-    for (const { outcome, row } of rows) outcome.written(row);
-  }
+  return byRecorder;
 }
 
 /** Runs `work` in a transaction, records `outcome` in it, then runs what it queued with `afterCommit`, in order. */

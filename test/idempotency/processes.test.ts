@@ -82,6 +82,10 @@ describe.skipIf(!ON_POSTGRES)('one key sent to two processes at once', () => {
       });
       ids.push((created.json as { id: string }).id);
     }
+    // Read first, so each process holds the account's resources and decides updates against them
+    // (one statement for the updates waiting together, their outcomes part of it).
+    for (const app of apps) await app.request({ url: '/api/v1/resources', key: caller.key });
+    await until(async () => apps.every((app) => app.context.services.resourceReads.views.held(caller.accountId) !== undefined), 'resources held');
     const before = await newest();
     const keys = Array.from({ length: 24 }, (_, index) => `many-${index}-${Math.random().toString(36).slice(2)}`);
     const keyed = keys.flatMap((key, index) => {
@@ -111,5 +115,40 @@ describe.skipIf(!ON_POSTGRES)('one key sent to two processes at once', () => {
     const expected = before + keys.length + plain.length;
     await until(async () => (await newest()) >= expected, `event ${expected}`);
     expect(await newest()).toBe(expected);
+  });
+
+  it('writes keyed updates waiting together by one statement that stores their answers, and replays them', async () => {
+    const [app] = apps as [TestApp];
+    const { id } = (await app.request({ method: 'POST', url: '/api/v1/resources', key: caller.key, body: { name: 'one', type: 'sensor', state: 0 } })).json as {
+      id: string;
+    };
+    await app.request({ url: '/api/v1/resources', key: caller.key });
+    await until(async () => app.context.services.resourceReads.views.held(caller.accountId) !== undefined, 'resources held');
+    const paths: string[] = [];
+    const stop = app.context.writes.afterCommit((written) => {
+      if (written.events[0]?.type === 'resource.updated') paths.push(written.path);
+    });
+    const keys = Array.from({ length: 30 }, (_, index) => `joined-${index}-${Math.random().toString(36).slice(2)}`);
+    const send = () =>
+      Promise.all(
+        keys.map((key, index) =>
+          app.request({ method: 'PATCH', url: `/api/v1/resources/${id}`, key: caller.key, body: { state: index }, headers: { 'idempotency-key': key } }),
+        ),
+      );
+    try {
+      const first = await send();
+      for (const answer of first) expect(answer.status, answer.body).toBe(200);
+      expect(paths).toContain('one_statement');
+      const again = await send();
+      for (const [index, answer] of again.entries()) {
+        expect(answer.headers['idempotent-replayed']).toBe('true');
+        expect(answer.body).toBe(first[index]!.body);
+      }
+      // The versions went up once per key: the replays wrote nothing.
+      const versions = first.map((answer) => (answer.json as { version: number }).version).sort((a, b) => a - b);
+      expect(versions).toEqual(Array.from({ length: keys.length }, (_, index) => index + 2));
+    } finally {
+      stop();
+    }
   });
 });
