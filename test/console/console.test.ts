@@ -303,7 +303,7 @@ describeInBrowser('the developer console in Chromium', () => {
     await page.locator('.card.shown .delivery-log').waitFor();
   });
 
-  it('deletes a resource after confirmation; Escape cancels the dialog', async () => {
+  it('deletes a resource after confirmation; Escape cancels the dialog and focus returns to its button', async () => {
     await goTo(page, 'Resources');
     const vent = page.locator('tr', { hasText: 'Vent' });
     await vent.waitFor();
@@ -314,6 +314,8 @@ describeInBrowser('the developer console in Chromium', () => {
     expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Cancel');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
+    // Focus goes back to the button that opened it, not to the page's body.
+    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Delete Vent');
     await page.getByRole('button', { name: 'Delete Vent' }).click();
     await dialog.getByRole('button', { name: 'Delete resource' }).click();
     await vent.waitFor({ state: 'detached' });

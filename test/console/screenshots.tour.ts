@@ -31,11 +31,12 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function shoot(page: Page, name: string, width: number): Promise<void> {
+/** The page, whole; a dialog as the screen shows it (the page behind it would be cut off at the screen's edge). */
+async function shoot(page: Page, name: string, width: number, { dialog = false } = {}): Promise<void> {
   // Nothing still loading, and the row highlight of a live change faded.
   await loaded(page);
   await page.waitForTimeout(2200);
-  await page.screenshot({ path: join(OUTPUT, `${name}-${width}.png`), fullPage: true });
+  await page.screenshot({ path: join(OUTPUT, `${name}-${width}.png`), fullPage: !dialog });
 }
 
 /** What a developer would have after a first afternoon with the service. */
@@ -156,7 +157,7 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
       .getByLabel('CSV or NDJSON file')
       .setInputFiles({ name: 'greenhouse-east.csv', mimeType: 'text/csv', buffer: Buffer.from(importFile(humidity as string)) });
     await target.locator('.import-preview').waitFor();
-    await shoot(target, '04-resource-import', width);
+    await shoot(target, '04-resource-import', width, { dialog: true });
     await target.getByRole('dialog', { name: 'Import resources' }).getByRole('button', { name: 'Close' }).click();
     await target.getByRole('button', { name: 'Edit Greenhouse temperature' }).click();
     await target.getByLabel('State value').fill('19.5');

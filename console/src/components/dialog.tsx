@@ -1,7 +1,24 @@
 // A confirmation before something that cannot be undone, as a modal <dialog> (focus stays inside,
 // Escape cancels).
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, RefObject } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+
+/**
+ * Opens the <dialog> as a modal while the component is shown. It is removed rather than closed
+ * when it goes, so focus goes back by hand to what had it before (the button that opened it),
+ * as closing would have done, instead of to the page's body.
+ */
+export function useModal(dialog: RefObject<HTMLDialogElement | null>): void {
+  useEffect(() => {
+    const element = dialog.current;
+    const opener = document.activeElement;
+    if (element && !element.open) element.showModal();
+    return () => {
+      if (element?.open) element.close();
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    };
+  }, []);
+}
 
 export function ConfirmDialog(props: {
   title: string;
@@ -12,10 +29,7 @@ export function ConfirmDialog(props: {
   onCancel: () => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const element = dialog.current;
-    if (element && !element.open) element.showModal();
-  }, []);
+  useModal(dialog);
   return (
     <dialog
       ref={dialog}

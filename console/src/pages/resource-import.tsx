@@ -5,6 +5,7 @@
 import { importFormatOf, parseImportRows, type ImportFormat, type ImportRow, type ImportRowError } from '@devdata/client';
 import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useModal } from '../components/dialog';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { useClient } from '../connection-context';
 import { RowsPreview, UnreadableRows } from './resource-import-preview';
@@ -50,17 +51,9 @@ export function ImportResources({ onClose, onEnded }: { onClose: () => void; onE
   const progressRef = useRef<HTMLDivElement>(null);
   const outcomeRef = useRef<HTMLDivElement>(null);
 
-  useEffect(() => {
-    const element = dialog.current;
-    // What opened it (the Import button) gets focus back when it closes.
-    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : undefined;
-    if (element && !element.open) element.showModal();
-    return () => {
-      controller.current.abort();
-      element?.close();
-      opener?.focus();
-    };
-  }, []);
+  // What opened it (the Import button) gets focus back when it closes.
+  useModal(dialog);
+  useEffect(() => () => controller.current.abort(), []);
   useEffect(() => {
     if (running) progressRef.current?.focus();
   }, [running]);
