@@ -189,70 +189,74 @@ describe('npm run bench -- --smoke', () => {
 
   // The soak and the allocator run on SQLite whatever the suite's database (`--postgres none`): the
   // SQLite suite runs them, and the PostgreSQL suite would only repeat them (a minute and a half).
-  it.skipIf(POSTGRES_URL !== undefined)('runs the soak alone (--soak, one 20 s "minute"): its rows and its minute, with numbers and no errors', async () => {
-    const out = join(workDir, 'soak.json');
-    const args = ['--smoke', '--soak', '--soak-minutes', '1', '--rows', 'none', '--streams', 'none', '--webhook-rate', '0', '--postgres', 'none'];
-    const result = await run(process.execPath, [BENCH, ...args, '--out', out], 120_000);
-    expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
+  it.skipIf(POSTGRES_URL !== undefined)(
+    'runs the soak alone (--soak, one 20 s "minute"): its rows and its minute, with numbers and no errors',
+    async () => {
+      const out = join(workDir, 'soak.json');
+      const args = ['--smoke', '--soak', '--soak-minutes', '1', '--rows', 'none', '--streams', 'none', '--webhook-rate', '0', '--postgres', 'none'];
+      const result = await run(process.execPath, [BENCH, ...args, '--out', out], 120_000);
+      expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
 
-    const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[] };
-    const rows = new Map(results.rows.map((row) => [row.key, row]));
-    expect([...rows.keys()].sort()).toEqual(['rss-idle', 'soak', 'soak-capacity', 'soak-rss-streams']);
-    for (const row of results.rows) expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
-    expect(rows.get('soak-capacity')?.requestsPerSecond).toBeGreaterThan(0);
-    expect(rows.get('soak-rss-streams')?.rssMb).toBeGreaterThan(0);
-    // Capacity: closed loops alone and beside the readers and streams, then fixed rates until one is
-    // not sustained; the row is the highest sustained, and the soak asks for 80% of it (below).
-    const capacity = rows.get('soak-capacity') as Row;
-    const detail = capacity.detail as {
-      alone: { requestsPerSecond: number };
-      closedLoop: { requestsPerSecond: number };
-      fixedRates: Array<{ rate: number; sustained: boolean }>;
-    };
-    expect(detail.alone.requestsPerSecond).toBeGreaterThan(0);
-    expect(detail.closedLoop.requestsPerSecond).toBeGreaterThan(0);
-    expect(detail.fixedRates.length).toBeGreaterThan(0);
-    const sustained = detail.fixedRates.filter((step) => step.sustained).map((step) => step.rate);
-    if (sustained.length > 0) expect(capacity.requestsPerSecond).toBe(Math.max(...sustained));
+      const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[] };
+      const rows = new Map(results.rows.map((row) => [row.key, row]));
+      expect([...rows.keys()].sort()).toEqual(['rss-idle', 'soak', 'soak-capacity', 'soak-rss-streams']);
+      for (const row of results.rows) expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
+      expect(rows.get('soak-capacity')?.requestsPerSecond).toBeGreaterThan(0);
+      expect(rows.get('soak-rss-streams')?.rssMb).toBeGreaterThan(0);
+      // Capacity: closed loops alone and beside the readers and streams, then fixed rates until one is
+      // not sustained; the row is the highest sustained, and the soak asks for 80% of it (below).
+      const capacity = rows.get('soak-capacity') as Row;
+      const detail = capacity.detail as {
+        alone: { requestsPerSecond: number };
+        closedLoop: { requestsPerSecond: number };
+        fixedRates: Array<{ rate: number; sustained: boolean }>;
+      };
+      expect(detail.alone.requestsPerSecond).toBeGreaterThan(0);
+      expect(detail.closedLoop.requestsPerSecond).toBeGreaterThan(0);
+      expect(detail.fixedRates.length).toBeGreaterThan(0);
+      const sustained = detail.fixedRates.filter((step) => step.sustained).map((step) => step.rate);
+      if (sustained.length > 0) expect(capacity.requestsPerSecond).toBe(Math.max(...sustained));
 
-    // One minute with every figure, and every stream message of the soak delivered.
-    const soak = rows.get('soak')?.detail as {
-      patchRate: number;
-      minutes: Array<{
-        patch: { requestsPerSecond: number; p99Ms: number };
-        rssMb: number;
-        stallMs: number;
-        sliceStallsMs: number[];
-        heapUsedMb: number;
-        serverCpuPercent: number;
-        mainThreadCpuPercent: number;
-        generatorDelayP99Ms: number;
-        generatorDelayMaxMs: number;
-      }>;
-      streams: { opened: number; delivered: number; expected: number; eventsWritten: number };
-    };
-    expect(soak.patchRate).toBe(Math.round((capacity.requestsPerSecond as number) * 0.8));
-    expect(soak.minutes).toHaveLength(1);
-    const [minute] = soak.minutes;
-    expect(minute?.patch.requestsPerSecond).toBeGreaterThan(0);
-    expect(minute?.patch.p99Ms).toBeGreaterThan(0);
-    expect(minute?.rssMb).toBeGreaterThan(0);
-    // The metrics were scraped every 5 s of the 20 s "minute", and the longest stall is the longest slice's.
-    expect(minute?.sliceStallsMs).toHaveLength(4);
-    expect(minute?.stallMs).toBe(Math.max(...(minute?.sliceStallsMs ?? [])));
-    expect(minute?.heapUsedMb).toBeGreaterThan(0);
-    // The server's CPU and its main thread's share of it (the main thread alone is a part of the process).
-    expect(minute?.mainThreadCpuPercent).toBeGreaterThan(0);
-    expect(minute?.mainThreadCpuPercent).toBeLessThanOrEqual(minute?.serverCpuPercent ?? 0);
-    // The load generator's own lateness: its longest at least its p99 (both past the sampler's 10 ms).
-    expect(minute?.generatorDelayP99Ms).toBeGreaterThanOrEqual(0);
-    expect(minute?.generatorDelayMaxMs).toBeGreaterThanOrEqual(minute?.generatorDelayP99Ms ?? Number.POSITIVE_INFINITY);
-    expect(soak.streams.opened).toBe(100);
-    expect(soak.streams.eventsWritten).toBeGreaterThan(0);
-    expect(soak.streams.delivered).toBe(soak.streams.expected);
-    expect(soak.streams.expected).toBe(100 * soak.streams.eventsWritten);
-    expect(result.stdout).toContain('| 1 |');
-  }, 120_000);
+      // One minute with every figure, and every stream message of the soak delivered.
+      const soak = rows.get('soak')?.detail as {
+        patchRate: number;
+        minutes: Array<{
+          patch: { requestsPerSecond: number; p99Ms: number };
+          rssMb: number;
+          stallMs: number;
+          sliceStallsMs: number[];
+          heapUsedMb: number;
+          serverCpuPercent: number;
+          mainThreadCpuPercent: number;
+          generatorDelayP99Ms: number;
+          generatorDelayMaxMs: number;
+        }>;
+        streams: { opened: number; delivered: number; expected: number; eventsWritten: number };
+      };
+      expect(soak.patchRate).toBe(Math.round((capacity.requestsPerSecond as number) * 0.8));
+      expect(soak.minutes).toHaveLength(1);
+      const [minute] = soak.minutes;
+      expect(minute?.patch.requestsPerSecond).toBeGreaterThan(0);
+      expect(minute?.patch.p99Ms).toBeGreaterThan(0);
+      expect(minute?.rssMb).toBeGreaterThan(0);
+      // The metrics were scraped every 5 s of the 20 s "minute", and the longest stall is the longest slice's.
+      expect(minute?.sliceStallsMs).toHaveLength(4);
+      expect(minute?.stallMs).toBe(Math.max(...(minute?.sliceStallsMs ?? [])));
+      expect(minute?.heapUsedMb).toBeGreaterThan(0);
+      // The server's CPU and its main thread's share of it (the main thread alone is a part of the process).
+      expect(minute?.mainThreadCpuPercent).toBeGreaterThan(0);
+      expect(minute?.mainThreadCpuPercent).toBeLessThanOrEqual(minute?.serverCpuPercent ?? 0);
+      // The load generator's own lateness: its longest at least its p99 (both past the sampler's 10 ms).
+      expect(minute?.generatorDelayP99Ms).toBeGreaterThanOrEqual(0);
+      expect(minute?.generatorDelayMaxMs).toBeGreaterThanOrEqual(minute?.generatorDelayP99Ms ?? Number.POSITIVE_INFINITY);
+      expect(soak.streams.opened).toBe(100);
+      expect(soak.streams.eventsWritten).toBeGreaterThan(0);
+      expect(soak.streams.delivered).toBe(soak.streams.expected);
+      expect(soak.streams.expected).toBe(100 * soak.streams.eventsWritten);
+      expect(result.stdout).toContain('| 1 |');
+    },
+    120_000,
+  );
 
   it.skipIf(POSTGRES_URL !== undefined || (!JEMALLOC && !JEMALLOC_REQUIRED))(
     'runs the server on jemalloc with --allocator jemalloc, and refuses an allocator it does not know',

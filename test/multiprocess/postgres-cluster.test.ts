@@ -625,7 +625,10 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
 
     const statuses = responses.map((response) => response.status);
     const bodies = responses.map((response) => `${response.status} ${JSON.stringify(response.json).slice(0, 160)}`).join('\n');
-    expect(statuses.filter((status) => status >= 200 && status < 300), bodies).toHaveLength(10);
+    expect(
+      statuses.filter((status) => status >= 200 && status < 300),
+      bodies,
+    ).toHaveLength(10);
     expect(statuses.filter((status) => status === 429)).toHaveLength(6);
     expect(statuses).toEqual([...Array<number>(10).fill(200), ...Array<number>(6).fill(429)]);
     responses.forEach((response, index) => {
