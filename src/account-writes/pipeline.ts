@@ -64,7 +64,7 @@ export interface AccountWrite {
   /** Several events in order, their ids taken at once (on PostgreSQL in one statement); sets each one's id and time. */
   appendAll(events: Event[]): Promise<void>;
   /** PostgreSQL only: the events, with the rows that go with them, in one statement. */
-  appendWith?(events: Event[], rows?: JoinedRows): Promise<void>;
+  appendWith?(events: Event[], rows?: JoinedRows | readonly JoinedRows[]): Promise<void>;
 }
 
 /** What came of one item: its result, or the error that refused it (and wrote nothing of it). */

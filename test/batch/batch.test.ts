@@ -100,6 +100,31 @@ describe('a batch that succeeds', () => {
     // 10, the count's GET, then 2 for 101 operations.
     expect(Number(small.headers['ratelimit-remaining'])).toBe(remaining - 13);
   });
+
+  it('creates 1,000 resources with 20 tags each in one batch: each tag, type and the account counted, and listed by tag in order', async () => {
+    const caller = await app.account();
+    // 20,000 tags, 19,000 of them each on one resource and one on every fifth: the counts and tag rows of one run of creations.
+    const operations = Array.from({ length: 1000 }, (_, index) => ({
+      op: 'create',
+      name: `tagged ${index}`,
+      type: index % 2 === 0 ? 'sensor' : 'switch',
+      state: index % 2 === 0 ? index : true,
+      tags: [index % 5 === 0 ? 'fifth' : `own-${index}-0`, ...Array.from({ length: 19 }, (_, tag) => `own-${index}-${tag + 1}`)],
+    }));
+    const response = await batch(caller, operations);
+    expect(response.status, response.body.slice(0, 300)).toBe(200);
+    const list = async (query: string) =>
+      (await app.request({ method: 'GET', url: `/api/v1/resources?${query}`, key: caller.key })).json as {
+        data: Array<{ name: string }>;
+        total: number;
+      };
+    expect((await list('limit=1')).total).toBe(1000);
+    expect((await list('type=switch&limit=1')).total).toBe(500);
+    const fifth = await list('tag=fifth&limit=500');
+    expect(fifth.total).toBe(200);
+    expect(fifth.data.map((resource) => resource.name)).toEqual(Array.from({ length: 200 }, (_, index) => `tagged ${index * 5}`));
+    expect((await list('tag=own-999-19')).data.map((resource) => resource.name)).toEqual(['tagged 999']);
+  });
 });
 
 describe('a batch that fails writes nothing', () => {

@@ -1,7 +1,7 @@
 // A batch of writes (api-decisions §12): every operation checked before anything is written, then
 // all of them in one write of the account, in order, one event each, or none when one fails.
-// Runs of updates and of publications go to their areas together: on PostgreSQL each run is then
-// one statement with its events.
+// Runs of creations, of updates and of publications go to their areas together: on PostgreSQL
+// each run is then one statement with its events.
 import { DomainError, type ErrorDetail } from '../../domain-errors.js';
 import type { AccountWrite, AccountWrites } from '../../account-writes/pipeline.js';
 import type { ResourcesService, Resource, ResourceUpdate } from '../resources/service.js';
@@ -25,6 +25,7 @@ export interface BatchOutcome {
   cursor: number;
 }
 
+type Create = Extract<BatchOperation, { op: 'create' }>;
 type Update = Extract<BatchOperation, { op: 'update' }>;
 type Publish = Extract<BatchOperation, { op: 'publish' }>;
 
@@ -44,7 +45,7 @@ export class BatchService {
         for (let start = 0; start < operations.length; ) {
           const { op } = operations[start]!;
           let end = start + 1;
-          if (op === 'update' || op === 'publish') while (end < operations.length && operations[end]!.op === op) end++;
+          if (op !== 'delete') while (end < operations.length && operations[end]!.op === op) end++;
           await this.runOperations(write, operations, start, end, results);
           start = end;
         }
@@ -76,8 +77,9 @@ export class BatchService {
     const first = operations[start]!;
     switch (first.op) {
       case 'create': {
-        const { op: _op, ...input } = first;
-        results.push({ op: 'create', status: 201, resource: await failingAt(start, this.resources.within.create(write, input)) });
+        // Checked before the write began: a run of creations cannot be refused.
+        const inputs = (operations.slice(start, end) as Create[]).map(({ op: _op, ...input }) => input);
+        for (const resource of await this.resources.within.createAll(write, inputs)) results.push({ op: 'create', status: 201, resource });
         return;
       }
       case 'delete':

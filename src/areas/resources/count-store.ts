@@ -6,6 +6,9 @@ import type { Executor } from '../../storage/schema.js';
 type CountChange = { kind: 'type' | 'tag'; name: string; delta: number } | { kind: ''; name: ''; delta: number };
 type CountParams = { accountId: string } & Record<`kind${number}` | `name${number}`, string> & Record<`delta${number}`, number>;
 
+/** The most counts one upsert changes (a batch's creations may change thousands): bounds the statements compiled, and their parameters. */
+const COUNTS_PER_STATEMENT = 100;
+
 /** One upsert per number of counts changed, compiled once each. */
 const countUpserts = new Map<number, PreparedQuery<CountParams, unknown>>();
 
@@ -32,16 +35,26 @@ function countUpsert(rows: number): PreparedQuery<CountParams, unknown> {
   return query;
 }
 
-/** Adds each change to the account's kept counts (migration 0010), in the caller's transaction; one statement. */
-export async function changeCounts(db: Executor, accountId: string, changes: CountChange[]): Promise<void> {
-  if (changes.length === 0) return;
-  const params = { accountId } as CountParams;
-  changes.forEach((change, index) => {
-    params[`kind${index}`] = change.kind;
-    params[`name${index}`] = change.name;
-    params[`delta${index}`] = change.delta;
-  });
-  await countUpsert(changes.length).execute(db, params);
+/** Adds each change to the account's kept counts (migration 0010), in the caller's transaction; a statement per COUNTS_PER_STATEMENT counts. */
+export async function changeCounts(db: Executor, accountId: string, listed: CountChange[]): Promise<void> {
+  // One row per count: an upsert may not change a row twice (PostgreSQL refuses it).
+  const merged = new Map<string, CountChange>();
+  for (const change of listed) {
+    const key = `${change.kind}\u0000${change.name}`;
+    const seen = merged.get(key);
+    merged.set(key, seen ? { ...seen, delta: seen.delta + change.delta } : change);
+  }
+  const changes = [...merged.values()].filter((change) => change.delta !== 0);
+  for (let start = 0; start < changes.length; start += COUNTS_PER_STATEMENT) {
+    const part = changes.slice(start, start + COUNTS_PER_STATEMENT);
+    const params = { accountId } as CountParams;
+    part.forEach((change, index) => {
+      params[`kind${index}`] = change.kind;
+      params[`name${index}`] = change.name;
+      params[`delta${index}`] = change.delta;
+    });
+    await countUpsert(part.length).execute(db, params);
+  }
 }
 
 /** The counts a resource of `type` with `tags` takes part in, each changed by `delta`. */

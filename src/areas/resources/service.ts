@@ -76,7 +76,12 @@ export class ResourcesService {
 
   /** Creations, updates and deletions inside an account's write the caller holds (a batch), each as its own route does it. */
   readonly within = {
-    create: (write: AccountWrite, input: CreateResourceInput): Promise<Resource> => this.writes.create(write, input, this.checkCreate(input)),
+    /** Runs of creations, in order (a run is one statement with its events on PostgreSQL). */
+    createAll: (write: AccountWrite, inputs: readonly CreateResourceInput[]): Promise<Resource[]> =>
+      this.writes.createAll(
+        write,
+        inputs.map((input) => ({ input, name: this.checkCreate(input) })),
+      ),
     /** Runs of updates: what each answers, decided in order; the caller rolls back on a refusal. */
     update: (write: AccountWrite, updates: readonly ResourceUpdate[]): Promise<Outcome<Resource>[]> => this.writes.updateAll(write, updates),
     delete: (write: AccountWrite, id: string, precondition: VersionPrecondition): Promise<void> => this.writes.delete(write, id, precondition),

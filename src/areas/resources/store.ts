@@ -18,13 +18,53 @@ async function writeTags(db: Executor, accountId: string, resourceId: string, ta
     .execute();
 }
 
+/** The resource's row and its tags' rows; the caller changes the counts (`changeCounts`). */
 export async function insertResource(db: Executor, accountId: string, resource: Resource, createdSeq: number): Promise<void> {
   await db
     .insertInto('resources')
     .values({ ...resourceColumns(resource), account_id: accountId, created_seq: createdSeq })
     .execute();
   await writeTags(db, accountId, resource.id, resource.tags, createdSeq);
-  await changeCounts(db, accountId, countsOf(resource.type, resource.tags, 1));
+}
+
+/**
+ * PostgreSQL: the statement part that inserts new resources and their tags' rows, joined to the
+ * events announcing them (storage/postgres-writes.ts): each one's `created_seq` is the id of its
+ * event, the statement's events being exactly their resource.created events, in order.
+ */
+export function insertResourcesJoined(accountId: string, resources: readonly Resource[]): JoinedRows[] {
+  const columns = resources.map(resourceColumns);
+  const count = resources.length;
+  const text = (values: Array<string | number>): ValueColumn => ({ values, type: 'text' });
+  const rows = rowsOf('n', {
+    id: text(columns.map((c) => c.id)),
+    name: text(columns.map((c) => c.name)),
+    type: text(columns.map((c) => c.type)),
+    state: text(columns.map((c) => c.state)),
+    attributes: text(columns.map((c) => c.attributes)),
+    tags: text(columns.map((c) => c.tags)),
+    created_at: text(columns.map((c) => c.created_at)),
+    position: { values: resources.map((_resource, index) => index + 1), type: 'integer' },
+  });
+  const inserted: JoinedRows = (written) => sql`
+    insert into resources (id, account_id, name, type, state, attributes, tags, version, created_seq, created_at, updated_at)
+    select n.id, ${accountId}, n.name, n.type, n.state, n.attributes, n.tags, 1, w.event_seq - ${count} + n.position, n.created_at, n.created_at
+    from ${written} as w, ${rows}`;
+  const tagged = resources.flatMap((resource, index) => resource.tags.map((tag) => ({ id: resource.id, tag, position: index + 1 })));
+  if (tagged.length === 0) return [inserted];
+  const tags = rowsOf('t', {
+    id: text(tagged.map((row) => row.id)),
+    tag: text(tagged.map((row) => row.tag)),
+    position: { values: tagged.map((row) => row.position), type: 'integer' },
+  });
+  // The tags' foreign key to their resource is checked at the end of the statement, once both are in.
+  return [
+    inserted,
+    (written) => sql`
+      insert into resource_tags (resource_id, account_id, tag, created_seq)
+      select t.id, ${accountId}, t.tag, w.event_seq - ${count} + t.position
+      from ${written} as w, ${tags}`,
+  ];
 }
 
 const resourceById = prepare((db, p: { accountId: string; id: string }) =>

@@ -8,7 +8,17 @@ import type { AccountWrite, OneStatement, Outcome, WriteKind } from '../../accou
 import type { Event } from '../events/event.js';
 import type { ResourceReadModel } from './read-model.js';
 import { checkPrecondition, updated, type CreateResourceInput, type ResourceUpdate } from './rules.js';
-import { deleteResource, findResource, findResources, insertResource, updateResource, updateResourcesJoined, type Resource } from './store.js';
+import {
+  deleteResource,
+  findResource,
+  findResources,
+  insertResource,
+  insertResourcesJoined,
+  updateResource,
+  updateResourcesJoined,
+  type Resource,
+} from './store.js';
+import { changeCounts, countsOf } from './count-store.js';
 
 /**
  * PostgreSQL: the most updates of one account written in one statement. Bounded by count alone:
@@ -45,21 +55,42 @@ export class ResourceWrites {
   };
 
   async create(write: AccountWrite, input: CreateResourceInput, name: string): Promise<Resource> {
+    const [resource] = await this.createAll(write, [{ input, name }]);
+    return resource!;
+  }
+
+  /**
+   * Creations inside the account's write, in order, their event ids taken at once; on PostgreSQL
+   * several of them (a batch's run) are one statement with their events and tags.
+   */
+  async createAll(write: AccountWrite, creations: ReadonlyArray<{ input: CreateResourceInput; name: string }>): Promise<Resource[]> {
     const now = this.clock.now().toISOString();
-    const resource: Resource = {
-      id: newId('res'),
-      name,
-      type: input.type,
-      state: input.state,
-      attributes: input.attributes ?? {},
-      tags: input.tags ?? [],
-      version: 1,
-      createdAt: now,
-      updatedAt: now,
-    };
-    const event = await write.append('resource.created', { resource });
-    await insertResource(write.trx, write.accountId, resource, event.id);
-    return resource;
+    const resources = creations.map(
+      ({ input, name }): Resource => ({
+        id: newId('res'),
+        name,
+        type: input.type,
+        state: input.state,
+        attributes: input.attributes ?? {},
+        tags: input.tags ?? [],
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+    const events = resources.map((resource): Event => ({ id: 0, type: 'resource.created', data: { resource }, createdAt: '' }));
+    if (resources.length > 1 && write.appendWith) {
+      await write.appendWith(events, insertResourcesJoined(write.accountId, resources));
+    } else {
+      await write.appendAll(events);
+      for (const [index, resource] of resources.entries()) await insertResource(write.trx, write.accountId, resource, events[index]!.id);
+    }
+    await changeCounts(
+      write.trx,
+      write.accountId,
+      resources.flatMap((resource) => countsOf(resource.type, resource.tags, 1)),
+    );
+    return resources;
   }
 
   /** One update inside a write the caller holds (a schedule's run); throws when refused. */
