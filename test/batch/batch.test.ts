@@ -225,6 +225,25 @@ describe('a batch that fails writes nothing', () => {
     expect(other.status).toBe(400);
   });
 
+  it('takes a body of up to 4 MiB (1,000 events of 4 KiB), and refuses a larger one with 413, writing nothing', async () => {
+    const caller = await app.account();
+    const before = await newestEventId(caller);
+    const operations = (size: number) =>
+      Array.from({ length: 1000 }, (_, index) => ({ op: 'publish', type: 'custom.big', data: { index, text: 'x'.repeat(size) } }));
+    const body = (size: number) => Buffer.byteLength(JSON.stringify({ operations: operations(size) }));
+    // The largest text that keeps the body within 4 MiB, and one byte a text more.
+    const size = 4000 + Math.floor((4 * 1024 * 1024 - body(4000)) / 1000);
+    expect(body(size)).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(body(size + 1)).toBeGreaterThan(4 * 1024 * 1024);
+    const fits = await batch(caller, operations(size));
+    expect(fits.status, fits.body.slice(0, 300)).toBe(200);
+    expect(await newestEventId(caller)).toBe(before + 1000);
+    const tooLarge = await batch(caller, operations(size + 1));
+    expect(tooLarge.status).toBe(413);
+    expect((tooLarge.json as ErrorBody).error.code).toBe('payload_too_large');
+    expect(await newestEventId(caller)).toBe(before + 1000);
+  });
+
   it('needs a credential', async () => {
     const anonymous = await app.request({ method: 'POST', url: '/api/v1/batch', body: { operations: [{ op: 'publish', type: 'custom.x', data: {} }] } });
     expect(anonymous.status).toBe(401);
