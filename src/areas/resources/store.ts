@@ -27,23 +27,21 @@ export async function insertResource(db: Executor, accountId: string, resource: 
   await writeTags(db, accountId, resource.id, resource.tags, createdSeq);
 }
 
+/** Stored columns of the resources, each as a text column for `rowsOf`. */
+function textColumns(resources: readonly Resource[], names: ReadonlyArray<keyof ResourceColumns>): Record<string, ValueColumn> {
+  const columns = resources.map(resourceColumns);
+  return Object.fromEntries(names.map((name) => [name, { values: columns.map((column) => String(column[name])), type: 'text' }]));
+}
+
 /**
  * PostgreSQL: the statement part that inserts new resources and their tags' rows, joined to the
  * events announcing them (storage/postgres-writes.ts): each one's `created_seq` is the id of its
  * event, the statement's events being exactly their resource.created events, in order.
  */
 export function insertResourcesJoined(accountId: string, resources: readonly Resource[]): JoinedRows[] {
-  const columns = resources.map(resourceColumns);
   const count = resources.length;
-  const text = (values: Array<string | number>): ValueColumn => ({ values, type: 'text' });
   const rows = rowsOf('n', {
-    id: text(columns.map((c) => c.id)),
-    name: text(columns.map((c) => c.name)),
-    type: text(columns.map((c) => c.type)),
-    state: text(columns.map((c) => c.state)),
-    attributes: text(columns.map((c) => c.attributes)),
-    tags: text(columns.map((c) => c.tags)),
-    created_at: text(columns.map((c) => c.created_at)),
+    ...textColumns(resources, ['id', 'name', 'type', 'state', 'attributes', 'tags', 'created_at']),
     position: { values: resources.map((_resource, index) => index + 1), type: 'integer' },
   });
   const inserted: JoinedRows = (written) => sql`
@@ -53,8 +51,8 @@ export function insertResourcesJoined(accountId: string, resources: readonly Res
   const tagged = resources.flatMap((resource, index) => resource.tags.map((tag) => ({ id: resource.id, tag, position: index + 1 })));
   if (tagged.length === 0) return [inserted];
   const tags = rowsOf('t', {
-    id: text(tagged.map((row) => row.id)),
-    tag: text(tagged.map((row) => row.tag)),
+    id: { values: tagged.map((row) => row.id), type: 'text' },
+    tag: { values: tagged.map((row) => row.tag), type: 'text' },
     position: { values: tagged.map((row) => row.position), type: 'integer' },
   });
   // The tags' foreign key to their resource is checked at the end of the statement, once both are in.
@@ -145,15 +143,9 @@ export async function updateResource(
  * One entry per resource: its newest values.
  */
 export function updateResourcesJoined(accountId: string, resources: readonly Resource[]): JoinedRows {
-  const columns = resources.map(resourceColumns);
-  const text = (values: Array<string | number>): ValueColumn => ({ values, type: 'text' });
   const updates = rowsOf('u', {
-    id: text(columns.map((c) => c.id)),
-    name: text(columns.map((c) => c.name)),
-    state: text(columns.map((c) => c.state)),
-    attributes: text(columns.map((c) => c.attributes)),
-    version: { values: columns.map((c) => c.version), type: 'integer' },
-    updated_at: text(columns.map((c) => c.updated_at)),
+    ...textColumns(resources, ['id', 'name', 'state', 'attributes', 'updated_at']),
+    version: { values: resources.map((resource) => resource.version), type: 'integer' },
   });
   return (written) => sql`
     update resources as r
