@@ -45,6 +45,9 @@ declare module 'fastify' {
   }
 }
 
+/** How long a key's answer is kept, in hours: as `capabilities` and the document (`x-kept-hours`) state it. */
+export const IDEMPOTENCY_KEPT_HOURS = IDEMPOTENCY_TTL_MS / 3_600_000;
+
 /** A key is 1-255 characters from 0x21 to 0x7E. */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7E]{1,255}$';
 const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -59,7 +62,7 @@ export function idempotencyFeature(): { name: string; description: string; [deta
     description: 'Idempotency-Key on every POST, PATCH and DELETE: a retry is answered as the first request was, and does nothing again',
     header: 'Idempotency-Key',
     replayHeader: 'Idempotent-Replayed',
-    keptHours: IDEMPOTENCY_TTL_MS / 3_600_000,
+    keptHours: IDEMPOTENCY_KEPT_HOURS,
     storedStatuses: ['2xx', 404, 409, 412],
   };
 }

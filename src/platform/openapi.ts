@@ -10,7 +10,7 @@ import { checkDeclaredErrors, documentedResponses } from './openapi-responses.js
 import { ErrorSchema, ref } from './schemas.js';
 import { OAUTH_GRANTABLE, SCOPE_DESCRIPTIONS, type Scope } from './scopes.js';
 import { API_NAME, API_VERSION } from './api-version.js';
-import { IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './idempotency.js';
+import { IDEMPOTENCY_KEPT_HOURS, IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './idempotency.js';
 import { DISCRIMINATOR_VALUES } from './validation-messages.js';
 
 function securityFor(access: RouteAccess | undefined): Array<Record<string, string[]>> {
@@ -67,8 +67,9 @@ function withIdempotencyKey(schema: { headers?: unknown }): void {
       'idempotency-key': Type.Optional(
         Type.String({
           pattern: IDEMPOTENCY_KEY_PATTERN,
-          // What a key does is said once, in the operation's 409 and 422 and the docs; here what it is.
-          description: '1-255 visible ASCII characters (0x21-0x7E), new for each request: a UUID',
+          // What a key does is said once, in the operation's 409 and 422 and the docs; here what it is, and how long it is kept.
+          description: `1-255 visible ASCII characters (0x21-0x7E), new for each request: a UUID. Kept ${IDEMPOTENCY_KEPT_HOURS} hours`,
+          'x-kept-hours': IDEMPOTENCY_KEPT_HOURS,
         }),
       ),
     },

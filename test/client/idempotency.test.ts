@@ -2,7 +2,7 @@
 // responses: every POST, PATCH and DELETE carries an Idempotency-Key (fresh per call, or the
 // caller's), a write whose answer was lost is sent again with the same key, the server replays its
 // first answer (Idempotent-Replayed: true), and the write took effect exactly once.
-import { DevdataClient, DevdataError, type Resource } from '@devdata/client';
+import { DevdataClient, DevdataError, IDEMPOTENCY_KEPT_HOURS, type Resource } from '@devdata/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/app.js';
 import { LossyProxy, requestTo } from './proxy.js';
@@ -101,6 +101,12 @@ describe('@devdata/client retries writes with their Idempotency-Key', () => {
       expect(log.data.map((event: { id: number }) => event.id)).toEqual(log.data.map((_: unknown, index: number) => index + 1));
     });
   }
+
+  it('knows how long the service keeps a key, from its document: what GET /api/v1/capabilities says', async () => {
+    const capabilities = (await app().request({ url: '/api/v1/capabilities' })).json as { features: Record<string, { keptHours?: number }> };
+    expect(IDEMPOTENCY_KEPT_HOURS).toBe(capabilities.features.idempotency?.keptHours);
+    expect(IDEMPOTENCY_KEPT_HOURS).toBe(24);
+  });
 
   it('sends a fresh key with each call, and the caller’s own key makes a repeated call take effect once', async () => {
     const { devdata, account } = await client();

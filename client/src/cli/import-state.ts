@@ -3,15 +3,13 @@
 // and whether it was sent and is done. It is written before a batch is sent and after it is done,
 // to a temporary file renamed over the old one, so that a kill at any moment leaves a whole file.
 // A rerun skips the batches done and sends an unfinished one again with its key: the server
-// replays it if it had been written. The server keeps keys 24 hours.
+// replays it if it had been written. The server keeps keys for the hours its document states (IDEMPOTENCY_KEPT_HOURS).
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { batchesOf } from '../batch.js';
-import { BATCH_MAX_OPERATIONS } from '../generated/values.js';
+import { BATCH_MAX_OPERATIONS, IDEMPOTENCY_KEPT_HOURS as KEPT_HOURS } from '../generated/values.js';
 import type { ImportRow } from '../import-rows.js';
 import { newIdempotencyKey } from '../transport.js';
-
-const KEPT_HOURS = 24;
 
 export interface BatchState {
   /** The Idempotency-Key every try of this batch sends. */
