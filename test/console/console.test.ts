@@ -314,8 +314,9 @@ describeInBrowser('the developer console in Chromium', () => {
     expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Cancel');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
-    // Focus goes back to the button that opened it, not to the page's body.
-    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Delete Vent');
+    // Focus goes back to the button that opened it, not to the page's body (as the dialog's
+    // cleanup runs: it may come a moment after the dialog left the page).
+    await expect.poll(() => page.evaluate<string>('document.activeElement.textContent')).toBe('Delete Vent');
     await page.getByRole('button', { name: 'Delete Vent' }).click();
     await dialog.getByRole('button', { name: 'Delete resource' }).click();
     await vent.waitFor({ state: 'detached' });

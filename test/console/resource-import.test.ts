@@ -95,7 +95,7 @@ describeInBrowser('importing resources from a file in the console', () => {
     await openImport();
     await page.keyboard.press('Escape');
     await page.getByRole('dialog', { name: 'Import resources' }).waitFor({ state: 'detached' });
-    expect(await page.evaluate<string>('document.activeElement.textContent')).toBe('Import');
+    await expect.poll(() => page.evaluate<string>('document.activeElement.textContent')).toBe('Import');
 
     const dialog = await openImport();
     await chooseFile(page, 'greenhouse.csv', csv);

@@ -51,9 +51,10 @@ export function ImportResources({ onClose, onEnded }: { onClose: () => void; onE
   const progressRef = useRef<HTMLDivElement>(null);
   const outcomeRef = useRef<HTMLDivElement>(null);
 
-  // What opened it (the Import button) gets focus back when it closes.
-  useModal(dialog);
+  // Its requests stop before it closes (aborting them after the focus went back lost it again:
+  // on Node.js 22's server, consistently); what opened it (the Import button) then gets focus back.
   useEffect(() => () => controller.current.abort(), []);
+  useModal(dialog);
   useEffect(() => {
     if (running) progressRef.current?.focus();
   }, [running]);
