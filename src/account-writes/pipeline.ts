@@ -156,6 +156,7 @@ export class AccountWrites {
     }
     if (settled < waiting.length) settle(waiting.slice(settled), await this.inTransaction(kind, accountId, entries.slice(settled)));
   }
+
   /** The condition under which every inside reaction may be skipped; undefined when one never may. */
   private skipCondition(): AccountCondition | undefined {
     let condition: AccountCondition = {};

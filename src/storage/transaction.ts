@@ -20,8 +20,8 @@ export interface OutcomeRecord {
   readonly recorder: OutcomeRecorder;
   /** The row that records the outcome, given what the work returned; undefined when it records nothing. */
   rowOf(value: unknown): object | undefined;
-  /** Its row was written in the transaction, to commit with the effect. */
-  written(row: object): void;
+  /** Its row (the last `rowOf` gave) was written in the transaction, to commit with the effect. */
+  written(): void;
 }
 
 /** Writes outcome rows of one kind. */
@@ -51,7 +51,7 @@ export async function recordOutcomes(trx: Transaction<Database>, pending: Readon
       rows.map(({ row }) => row),
     );
     if (!inserted) throw new OutcomeTaken();
-    for (const { outcome, row } of rows) outcome.written(row);
+    for (const { outcome } of rows) outcome.written();
   }
 }
 
@@ -65,7 +65,7 @@ export function joinedOutcomes(pending: ReadonlyArray<{ outcome: OutcomeRecord; 
   return {
     rows: [...byRecorder].map(([recorder, rows]) => recorder.joined(rows.map(({ row }) => row))),
     written: () => {
-      for (const rows of byRecorder.values()) for (const { outcome, row } of rows) outcome.written(row);
+      for (const rows of byRecorder.values()) for (const { outcome } of rows) outcome.written();
     },
   };
 }
