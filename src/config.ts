@@ -61,6 +61,14 @@ export interface Config {
   retentionIntervalMs: number;
   /** How often the accounts written since the last time lose the events beyond their retention window. */
   pruneIntervalMs: number;
+  /** Whether every accepted state is kept as a history point (HISTORY, `on` by default; `off` for a comparison). */
+  historyEnabled: boolean;
+  /** Days the raw points are kept (HISTORY_RETENTION_DAYS). */
+  historyRetentionDays: number;
+  /** Days the hourly aggregates are kept (HISTORY_ROLLUP_DAYS), at least the raw points' days. */
+  historyRollupDays: number;
+  /** How often history's housekeeping runs: aggregates built, old points and deleted resources' history removed. */
+  historyIntervalMs: number;
   /** The metrics listener: METRICS_HOST (loopback by default) and METRICS_PORT; off when the port is not set. */
   metrics: { host: string; port: number } | undefined;
 }
@@ -94,6 +102,10 @@ export const CONFIG_VARIABLES = [
   'PRUNE_INTERVAL_MS',
   'METRICS_HOST',
   'METRICS_PORT',
+  'HISTORY',
+  'HISTORY_RETENTION_DAYS',
+  'HISTORY_ROLLUP_DAYS',
+  'HISTORY_INTERVAL_MS',
 ] as const;
 
 export class ConfigError extends Error {
@@ -256,5 +268,20 @@ export function loadConfig(env: Env = process.env): Config {
     retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 60_000, 10, 86_400_000),
     pruneIntervalMs: integer(env, 'PRUNE_INTERVAL_MS', PRUNE_INTERVAL_MS, 10, 86_400_000),
     metrics: metrics(env, port),
+    ...history(env),
+  };
+}
+
+function history(env: Env): Pick<Config, 'historyEnabled' | 'historyRetentionDays' | 'historyRollupDays' | 'historyIntervalMs'> {
+  const historyRetentionDays = integer(env, 'HISTORY_RETENTION_DAYS', 30, 1, 3650);
+  const historyRollupDays = integer(env, 'HISTORY_ROLLUP_DAYS', Math.max(400, historyRetentionDays), 1, 36500);
+  if (historyRollupDays < historyRetentionDays) {
+    throw new ConfigError(`HISTORY_ROLLUP_DAYS (${historyRollupDays}) must be at least HISTORY_RETENTION_DAYS (${historyRetentionDays})`);
+  }
+  return {
+    historyEnabled: boolean(env, 'HISTORY', true),
+    historyRetentionDays,
+    historyRollupDays,
+    historyIntervalMs: integer(env, 'HISTORY_INTERVAL_MS', 60_000, 10, 86_400_000),
   };
 }

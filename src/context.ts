@@ -19,6 +19,8 @@ import { InMemoryOlderEvents } from './areas/events/older.js';
 import { AccountQueue } from './account-writes/queue.js';
 import { AccountWrites } from './account-writes/pipeline.js';
 import { BatchService } from './areas/batch/service.js';
+import { HistoryService } from './areas/history/service.js';
+import { HistoryHousekeeping } from './areas/history/housekeeping.js';
 import { IdempotentRequests } from './idempotency/service.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
@@ -199,6 +201,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
       for (const id of ids) streams.closeFor(id);
     });
   }
+  const historyOptions = { enabled: config.historyEnabled, retentionDays: config.historyRetentionDays, rollupDays: config.historyRollupDays };
   const schedules = new SchedulesService(db, clock, audit, writes, resources, authority);
   authority.register(schedules);
   const services: Services = {
@@ -213,6 +216,8 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     resources,
     resourceReads,
     batches: new BatchService(writes, resources, events),
+    history: new HistoryService(db, clock, writes, resources, historyOptions),
+    historyHousekeeping: new HistoryHousekeeping(db, clock, historyOptions),
     schedules,
     installations: new InstallationsService(installationsDirectory()),
     webhooks,

@@ -10,6 +10,8 @@ import type { EventReads } from './areas/events/read-side.js';
 import type { ResourcesService } from './areas/resources/service.js';
 import type { ResourceReads } from './areas/resources/read-side.js';
 import type { BatchService } from './areas/batch/service.js';
+import type { HistoryService } from './areas/history/service.js';
+import type { HistoryHousekeeping } from './areas/history/housekeeping.js';
 import type { WebhooksService } from './areas/webhooks/service.js';
 import type { AppsService } from './areas/apps/service.js';
 import type { DeveloperService } from './areas/developer/service.js';
@@ -33,6 +35,10 @@ export interface Services {
   resourceReads: ResourceReads;
   /** Many writes in one request, all or nothing. */
   batches: BatchService;
+  /** Every state a resource took: points, buckets, backfill. */
+  history: HistoryService;
+  /** The history's aggregates built and what expired removed, in small steps. */
+  historyHousekeeping: HistoryHousekeeping;
   webhooks: WebhooksService;
   apps: AppsService;
   oauth: OAuthService;

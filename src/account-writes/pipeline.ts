@@ -6,13 +6,14 @@
 //   2. decide:    the kind decides its items, against memory for one statement, else under the lock;
 //   3. lock:      the account's row: its next event ids, and the counters the reactions look at;
 //   4. write:     the rows and the events;
-//   5. inside:    the reactions that commit with the write (the webhook outbox), each skipped while
-//                 the condition it declared holds;
+//   5. inside:    the reactions that commit with the write (the webhook outbox, the history's
+//                 points), each skipped while the condition it declared holds;
 //   6. commit:    PostgreSQL's, or SQLite's group commit;
 //   7. committed: the reactions after the commit, before the writer hears of it (the recent events,
 //                 counts, streams, read models, metrics, the webhook dispatcher).
 // One statement (PostgreSQL) does steps 3 to 6 when every inside reaction declared when it may be
-// skipped: the statement writes only while all of those conditions hold, else nothing.
+// skipped, or writes its rows as a part of that statement: the statement writes only while all of
+// those conditions hold, else nothing.
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Executor } from '../storage/schema.js';
 import type { Clock } from '../platform/clock.js';
@@ -45,6 +46,13 @@ export interface InsideReaction {
    */
   readonly skippableWhen: AccountCondition | null;
   react(exec: Executor, written: Written): Promise<void>;
+  /**
+   * PostgreSQL: what it writes as a part of the one statement instead (rows of a reaction that
+   * needs no id of the events), so that it does not keep writes from taking one; undefined when it
+   * has nothing to write for them. A reaction without it keeps every write from one statement
+   * unless its condition holds.
+   */
+  joined?(written: Written): JoinedRows | undefined;
 }
 
 /** A reaction once the write committed; must not throw (the write is done). */
@@ -131,6 +139,15 @@ export class AccountWrites {
     return this.queue ? this.queue.run(accountId, () => this.inTurn(accountId, work, outcome)) : this.inTurn(accountId, work, outcome);
   }
 
+  /**
+   * A write of the account that announces no event (a backfill of history): in the account's turn,
+   * in a transaction that records `outcome`; it takes no event id and no reaction runs.
+   */
+  async withoutEvents<T>(accountId: string, work: (trx: Transaction<Database>) => Promise<T>, outcome?: OutcomeRecord): Promise<T> {
+    const run = () => inTransaction(this.db, work, outcome);
+    return this.queue ? this.queue.run(accountId, run) : run();
+  }
+
   /** The way items of `kind` are written: together with others waiting for the account (several processes), else each in a transaction. */
   kind<Item, Result>(kind: WriteKind<Item, Result>): Submit<Item, Result> {
     const { queue } = this;
@@ -161,6 +178,7 @@ export class AccountWrites {
   private skipCondition(): AccountCondition | undefined {
     let condition: AccountCondition = {};
     for (const reaction of this.insideReactions) {
+      if (reaction.joined) continue;
       if (reaction.skippableWhen === null) return undefined;
       condition = { ...condition, ...reaction.skippableWhen };
     }
@@ -185,19 +203,21 @@ export class AccountWrites {
     for (const event of events) event.createdAt = createdAt;
     // Taken before the statement, as a transaction takes them holding the lock.
     const marks = this.marks();
-    const options = { take: events.length, condition, ifNewestIs, rows: statement.rows };
+    const written: Written = { accountId, events, path: 'one_statement' };
+    const reactionRows = this.insideReactions.flatMap((reaction) => reaction.joined?.(written) ?? []);
+    const kindRows = [...(statement.rows ? [statement.rows] : []), ...reactionRows];
+    const options = { take: events.length, condition, ifNewestIs, rows: kindRows };
     const recorded = statement.outcomes.flatMap((outcome, index) => {
       const record = entries[index]!.outcome;
       return record && 'value' in outcome ? [{ outcome: record, value: outcome.value }] : [];
     });
-    const written: Written = { accountId, events, path: 'one_statement' };
     try {
       if (recorded.length === 0 || ifNewestIs !== undefined) {
         if (ifNewestIs !== undefined) {
           for (const [index, event] of events.entries()) event.id = ifNewestIs + 1 + index;
         }
         const outcomes = recorded.length > 0 ? joinedOutcomes(recorded) : undefined;
-        const rows = [...(statement.rows ? [statement.rows] : []), ...(outcomes?.rows ?? [])];
+        const rows = [...kindRows, ...(outcomes?.rows ?? [])];
         if (!(await insertEventsInOneStatement(this.db, accountId, events, { ...options, rows }))) return false;
         outcomes?.written();
         this.committed(written, marks);

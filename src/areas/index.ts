@@ -8,6 +8,7 @@ import { usageArea } from './usage/index.js';
 import { resourcesArea } from './resources/index.js';
 import { eventsArea } from './events/index.js';
 import { batchArea } from './batch/index.js';
+import { historyArea } from './history/index.js';
 import { integrationsArea } from './integrations/index.js';
 import { webhooksArea } from './webhooks/index.js';
 import { appsArea } from './apps/index.js';
@@ -23,6 +24,7 @@ export const AREAS: readonly Area[] = [
   auditArea,
   usageArea,
   resourcesArea,
+  historyArea,
   eventsArea,
   batchArea,
   integrationsArea,

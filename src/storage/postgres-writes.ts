@@ -2,7 +2,7 @@
 // account's events, and the rows that go with them, written by one statement whose data-modifying
 // parts join on the account's counter. Several processes only; SQLite never batches an account's
 // writes (its one connection commits a turn's transactions together).
-import { sql, type RawBuilder } from 'kysely';
+import { PostgresAdapter, sql, type RawBuilder } from 'kysely';
 import type { Executor } from './schema.js';
 import type { AccountCondition } from './sequences.js';
 
@@ -75,4 +75,9 @@ export function rowsOf(alias: string, columns: Record<string, ValueColumn>): Raw
     return type === 'text' ? sql`${values}::text[]` : sql`${values}::integer[]`;
   });
   return sql`unnest(${sql.join(arrays)}) as ${sql.raw(alias)}(${sql.join(names.map((name) => sql.ref(name)))})`;
+}
+
+/** Whether `db` is a PostgreSQL database (else SQLite): for the statements written differently on each. */
+export function isPostgres(db: Executor): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }

@@ -263,6 +263,47 @@ export interface IdempotentRequestsTable {
   created_at: string;
 }
 
+/** A resource with history (areas/history): its compact key, and how far its hourly aggregates are built. */
+export interface HistorySeriesTable {
+  key: Generated<number>;
+  resource_id: string;
+  account_id: string;
+  /** Epoch ms of an hour's start: every hour before it is in history_hours (or history_stale). */
+  rolled_until: number;
+  /** 1 once its resource was deleted: its points and aggregates are being removed. */
+  retired: number;
+}
+
+/** One state of a resource, at `at` (epoch ms): a number or boolean (1/0) in `value`, a string in `text`. */
+export interface HistoryPointsTable {
+  series: number;
+  at: number;
+  value: number | null;
+  text: string | null;
+}
+
+/** The points of one series in one hour, summed up; `true_ms` counts from the hour's first point to its end. */
+export interface HistoryHoursTable {
+  series: number;
+  hour: number;
+  count: number;
+  numeric_count: number;
+  min: number | null;
+  max: number | null;
+  sum: number | null;
+  first_at: number;
+  last_at: number;
+  last_value: number | null;
+  last_text: string | null;
+  true_ms: number;
+}
+
+/** An hour whose aggregate a backfill made out of date. */
+export interface HistoryStaleTable {
+  series: number;
+  hour: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -283,6 +324,10 @@ export interface Database {
   developer_sessions: DeveloperSessionsTable;
   schedules: SchedulesTable;
   idempotent_requests: IdempotentRequestsTable;
+  history_series: HistorySeriesTable;
+  history_points: HistoryPointsTable;
+  history_hours: HistoryHoursTable;
+  history_stale: HistoryStaleTable;
 }
 
 /** A database handle or an open transaction: stores accept either, so services decide the unit of work. */

@@ -49,6 +49,8 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     },
     log,
   );
+  // History's aggregates built and expired points removed, a bounded run at a time (areas/history/housekeeping.ts).
+  const history = new PeriodicTask('history', config.historyIntervalMs, async (signal) => void (await services.historyHousekeeping.run(signal)), log);
   // Due schedules are looked for every second; a claim in storage makes each run happen once.
   const scheduler = new PeriodicTask(
     'scheduler',
@@ -65,7 +67,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     },
     log,
   );
-  for (const task of [flush, pruning, retention, scheduler]) {
+  for (const task of [flush, pruning, retention, history, scheduler]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();
   }
@@ -77,6 +79,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
       await scheduler.stop({ finalRun: false });
       await pruning.stop({ finalRun: false });
       await retention.stop({ finalRun: false });
+      await history.stop({ finalRun: false });
       await flush.stop({ finalRun: true });
     },
   };

@@ -63,6 +63,12 @@ const WRITES: Record<string, (caller: TestAccount) => Promise<WriteCase>> = {
     const { id } = await created(caller, '/api/v1/resources', { name: 'r', type: 'sensor', state: 1 });
     return { method: 'DELETE', url: `/api/v1/resources/${id}` };
   },
+  backfillResourceHistory: async (caller) => {
+    const { id, updatedAt } = await created(caller, '/api/v1/resources', { name: 'r', type: 'sensor', state: 1 });
+    // A rerun would answer another body: the point it stored the first time is then replaced.
+    const at = new Date(Date.parse(updatedAt) - 60_000).toISOString();
+    return { method: 'POST', url: `/api/v1/resources/${id}/history`, body: { points: [{ at, state: 5 }] }, other: { points: [{ at, state: 6 }] } };
+  },
   publishEvent: async () => ({
     method: 'POST',
     url: '/api/v1/events',

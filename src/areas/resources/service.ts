@@ -14,6 +14,8 @@ import {
   type VersionPrecondition,
 } from './rules.js';
 import { ResourceWrites } from './writes.js';
+
+export { readingOf, type StateReading } from './writes.js';
 import { findResource, type Resource, type ResourceState, type ResourceType } from './store.js';
 
 export type { Resource, ResourceState, ResourceType };

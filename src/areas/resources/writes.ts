@@ -26,11 +26,34 @@ import { changeCounts, countsOf } from './count-store.js';
  */
 const UPDATE_BATCH = { items: 100, bytes: Number.POSITIVE_INFINITY };
 
-/** An update decided: the resource it writes, the fields it changes, and the resource before it. */
+/** An update decided: the resource it writes, the fields it changes, the resource before it, and whether it sent a state. */
 interface DecidedUpdate {
   resource: Resource;
   changed: string[];
   previous: Resource;
+  stateSent: boolean;
+}
+
+/** A state a resource took: the history's point (api-decisions §13). */
+export interface StateReading {
+  resourceId: string;
+  type: Resource['type'];
+  state: Resource['state'];
+  /** The version's updatedAt. */
+  at: string;
+}
+
+/** The resource.updated events whose update sent a state, even one equal to the last: each is a reading. */
+const sentState = new WeakSet<Event>();
+
+/**
+ * The state an event of an account's write records, if any: every creation, and every update that
+ * sent `state` (a schedule's set_state, a batch's update). Only for events of this process's writes.
+ */
+export function readingOf(event: Event): StateReading | undefined {
+  if (event.type !== 'resource.created' && !sentState.has(event)) return undefined;
+  const resource = event.data.resource as Resource;
+  return { resourceId: resource.id, type: resource.type, state: resource.state, at: resource.updatedAt };
 }
 
 export class ResourceWrites {
@@ -196,7 +219,7 @@ function decideUpdates(
     }
     let update: DecidedUpdate;
     try {
-      update = { ...updated(previous, item, now), previous };
+      update = { ...updated(previous, item, now), previous, stateSent: item.input.state !== undefined };
     } catch (error) {
       outcomes.push({ error });
       continue;
@@ -210,7 +233,11 @@ function decideUpdates(
 }
 
 /** The event an update writes. */
-const updatedEvent = ({ resource, changed }: DecidedUpdate): Event => ({ id: 0, type: 'resource.updated', data: { resource, changed }, createdAt: '' });
+function updatedEvent({ resource, changed, stateSent }: DecidedUpdate): Event {
+  const event: Event = { id: 0, type: 'resource.updated', data: { resource, changed }, createdAt: '' };
+  if (stateSent) sentState.add(event);
+  return event;
+}
 
 /** Each resource the updates change once, with its newest values. */
 function newestOf(updates: readonly DecidedUpdate[]): Resource[] {

@@ -12,6 +12,7 @@ import * as resourceCounts from './0010_resource_counts.js';
 import * as accountWebhookCount from './0011_account_webhook_count.js';
 import * as standingAuthority from './0012_standing_authority.js';
 import * as idempotentRequests from './0013_idempotent_requests.js';
+import * as history from './0014_history.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011_account_webhook_count': accountWebhookCount,
   '0012_standing_authority': standingAuthority,
   '0013_idempotent_requests': idempotentRequests,
+  '0014_history': history,
 };

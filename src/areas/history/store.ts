@@ -1,0 +1,320 @@
+// The history's rows (migration 0014): series, points, hourly aggregates and stale hours. Points of
+// an account's writes are written in its write (a reaction of the pipeline), or joined to its one
+// statement on PostgreSQL; reads aggregate in SQL, so a day of points never crosses into JavaScript.
+import { sql } from 'kysely';
+import { prepare } from '../../storage/prepared.js';
+import type { Executor } from '../../storage/schema.js';
+import { isPostgres, rowsOf, type JoinedRows } from '../../storage/postgres-writes.js';
+import { HOUR_MS, type StoredState } from './points.js';
+
+/** A point to write for a resource, by the resource's id. */
+export interface ResourcePoint extends StoredState {
+  resourceId: string;
+  at: number;
+}
+
+export interface Series {
+  key: number;
+  rolledUntil: number;
+}
+
+/** A point as read: epoch ms and its stored state. */
+export interface StoredPoint extends StoredState {
+  at: number;
+}
+
+/** A span's aggregate as SQL computes it from points, or as history_hours keeps it. */
+export interface SpanRow {
+  start: number;
+  count: number;
+  numericCount: number;
+  min: number | null;
+  max: number | null;
+  sum: number | null;
+  firstAt: number;
+  lastAt: number;
+  lastValue: number | null;
+  lastText: string | null;
+  trueMs: number;
+}
+
+/** Starts the history of new resources: their series, aggregated from the hour they were made. */
+export async function addSeries(db: Executor, accountId: string, resourceIds: readonly string[], createdAt: number): Promise<void> {
+  if (resourceIds.length === 0) return;
+  const rolledUntil = createdAt - (createdAt % HOUR_MS);
+  await db
+    .insertInto('history_series')
+    .values(resourceIds.map((resourceId) => ({ resource_id: resourceId, account_id: accountId, rolled_until: rolledUntil, retired: 0 })))
+    .execute();
+}
+
+/** Ends the history of deleted resources: housekeeping removes their points. */
+export async function retireSeries(db: Executor, resourceIds: readonly string[]): Promise<void> {
+  if (resourceIds.length === 0) return;
+  // The resource id is freed for nothing else, but keeping it would refuse a restored backup's id.
+  await db
+    .updateTable('history_series')
+    .set({ retired: 1, resource_id: sql<string>`'retired:' || ${sql.ref('key')}` })
+    .where('resource_id', 'in', [...resourceIds])
+    .execute();
+}
+
+const seriesByResource = prepare((db, p: { resourceId: string }) =>
+  db.selectFrom('history_series').select(['key', 'rolled_until']).where('resource_id', '=', p.resourceId).where('retired', '=', 0),
+);
+
+export async function findSeries(db: Executor, resourceId: string): Promise<Series | undefined> {
+  const row = await seriesByResource.first(db, { resourceId });
+  return row && { key: Number(row.key), rolledUntil: Number(row.rolled_until) };
+}
+
+const insertPointByResource = prepare((db, p: ResourcePoint) =>
+  db
+    .insertInto('history_points')
+    .columns(['series', 'at', 'value', 'text'])
+    .expression((eb) =>
+      eb
+        .selectFrom('history_series')
+        .select(['key as series', eb.val(p.at).as('at'), sql<number | null>`${p.value}`.as('value'), sql<string | null>`${p.text}`.as('text')])
+        .where('resource_id', '=', p.resourceId),
+    )
+    .onConflict((conflict) => conflict.columns(['series', 'at']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), text: eb.ref('excluded.text') }))),
+);
+
+/**
+ * Writes the points in the caller's transaction; a later point at the same time of a resource
+ * replaces an earlier one. PostgreSQL: one statement.
+ */
+export async function insertPoints(db: Executor, points: readonly ResourcePoint[]): Promise<void> {
+  if (points.length === 0) return;
+  if (isPostgres(db)) {
+    await sql`${pointsInsertSql(lastPerTime(points))}`.execute(db);
+    return;
+  }
+  for (const point of points) await insertPointByResource.execute(db, point);
+}
+
+/** PostgreSQL: the points as a part of an account's one statement (updates: their series exist). */
+export function pointsJoined(points: readonly ResourcePoint[]): JoinedRows {
+  const latest = lastPerTime(points);
+  return (written) => pointsInsertSql(latest, sql`and exists (select 1 from ${written})`);
+}
+
+function pointsInsertSql(points: readonly ResourcePoint[], joinedCondition = sql``) {
+  const values = rowsOf('p', {
+    resource_id: { values: points.map((point) => point.resourceId), type: 'text' },
+    at: { values: points.map((point) => String(point.at)), type: 'text' },
+    value: { values: points.map((point) => (point.value === null ? '' : String(point.value))), type: 'text' },
+    text: { values: points.map((point) => point.text ?? ''), type: 'text' },
+    kind: { values: points.map((point) => (point.text !== null ? 't' : 'v')), type: 'text' },
+  });
+  // Text columns carry every value (NULL has no place in the arrays): `kind` says which one is set.
+  return sql`
+    insert into history_points (series, at, value, text)
+    select s.key, p.at::bigint, case when p.kind = 'v' then p.value::double precision end, case when p.kind = 't' then p.text end
+    from ${values} join history_series s on s.resource_id = p.resource_id
+    where s.retired = 0 ${joinedCondition}
+    on conflict (series, at) do update set value = excluded.value, text = excluded.text`;
+}
+
+/** One point per resource and time, the last given: an insert may not change a row twice. */
+function lastPerTime(points: readonly ResourcePoint[]): ResourcePoint[] {
+  const last = new Map<string, ResourcePoint>();
+  for (const point of points) last.set(`${point.resourceId}\u0000${point.at}`, point);
+  return [...last.values()];
+}
+
+/** The backfill's points of one series: which times already held a point (they are replaced). */
+export async function existingTimes(db: Executor, series: number, times: readonly number[]): Promise<Set<number>> {
+  const found = new Set<number>();
+  for (let start = 0; start < times.length; start += 500) {
+    const rows = await db
+      .selectFrom('history_points')
+      .select('at')
+      .where('series', '=', series)
+      .where('at', 'in', times.slice(start, start + 500))
+      .execute();
+    for (const row of rows) found.add(Number(row.at));
+  }
+  return found;
+}
+
+/** Writes a series' points (a backfill), replacing those at the same times; a statement per 500. */
+export async function upsertSeriesPoints(db: Executor, series: number, points: readonly StoredPoint[]): Promise<void> {
+  for (let start = 0; start < points.length; start += 500) {
+    await db
+      .insertInto('history_points')
+      .values(points.slice(start, start + 500).map((point) => ({ series, at: point.at, value: point.value, text: point.text })))
+      .onConflict((conflict) => conflict.columns(['series', 'at']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), text: eb.ref('excluded.text') })))
+      .execute();
+  }
+}
+
+/** Hours whose aggregate is out of date (a backfill wrote in them): removed, and listed until built again. */
+export async function markStale(db: Executor, series: number, hours: readonly number[]): Promise<void> {
+  for (let start = 0; start < hours.length; start += 500) {
+    const part = hours.slice(start, start + 500);
+    await db.deleteFrom('history_hours').where('series', '=', series).where('hour', 'in', part).execute();
+    await db
+      .insertInto('history_stale')
+      .values(part.map((hour) => ({ series, hour })))
+      .onConflict((conflict) => conflict.columns(['series', 'hour']).doNothing())
+      .execute();
+  }
+}
+
+export interface PageQuery {
+  from: number;
+  to: number;
+  order: 'asc' | 'desc';
+  limit: number;
+}
+
+/** Up to `limit` points with from ≤ at < to, in order. */
+export async function readPoints(db: Executor, series: number, query: PageQuery): Promise<StoredPoint[]> {
+  const rows = await db
+    .selectFrom('history_points')
+    .select(['at', 'value', 'text'])
+    .where('series', '=', series)
+    .where('at', '>=', query.from)
+    .where('at', '<', query.to)
+    .orderBy('at', query.order)
+    .limit(query.limit)
+    .execute();
+  return rows.map((row) => ({ at: Number(row.at), value: row.value === null ? null : Number(row.value), text: row.text }));
+}
+
+/**
+ * The points with from ≤ at < end summed up per span of `size` (aligned to the epoch), in time
+ * order. `booleans`: with the time true of each, from its first point to the span's end or `now`.
+ */
+export async function spansFromPoints(
+  db: Executor,
+  series: number,
+  range: { from: number; end: number; size: number; now: number },
+  booleans: boolean,
+): Promise<SpanRow[]> {
+  const { from, end, size, now } = range;
+  const trueMs = booleans ? sql<number>`sum(case when p.value = 1 and p.until > p.at then p.until - p.at else 0 end)` : sql<number>`0`;
+  const until = booleans
+    ? sql`case when coalesce(lead(at) over (order by at), ${now}) < at - (at % ${size}) + ${size} then coalesce(lead(at) over (order by at), ${now}) else at - (at % ${size}) + ${size} end`
+    : sql`0`;
+  const result = await sql<Record<string, number | string | null>>`
+    select p.start, count(*) as count, count(p.value) as numeric_count, min(p.value) as min, max(p.value) as max, sum(p.value) as sum,
+      min(p.at) as first_at, max(p.at) as last_at, ${trueMs} as true_ms
+    from (
+      select at, value, at - (at % ${size}) as start, ${until} as until
+      from history_points where series = ${series} and at >= ${from} and at < ${end}
+    ) as p
+    group by p.start order by p.start`.execute(db);
+  const rows = result.rows.map((row) => ({
+    start: Number(row.start),
+    count: Number(row.count),
+    numericCount: Number(row.numeric_count),
+    min: row.min === null ? null : Number(row.min),
+    max: row.max === null ? null : Number(row.max),
+    sum: row.sum === null ? null : Number(row.sum),
+    firstAt: Number(row.first_at),
+    lastAt: Number(row.last_at),
+    lastValue: null as number | null,
+    lastText: null as string | null,
+    trueMs: Math.max(0, Number(row.true_ms)),
+  }));
+  const last = await pointsAt(
+    db,
+    series,
+    rows.map((row) => row.lastAt),
+  );
+  for (const row of rows) {
+    const point = last.get(row.lastAt)!;
+    row.lastValue = point.value;
+    row.lastText = point.text;
+  }
+  return rows;
+}
+
+async function pointsAt(db: Executor, series: number, times: readonly number[]): Promise<Map<number, StoredState>> {
+  const found = new Map<number, StoredState>();
+  for (let start = 0; start < times.length; start += 500) {
+    const rows = await db
+      .selectFrom('history_points')
+      .select(['at', 'value', 'text'])
+      .where('series', '=', series)
+      .where('at', 'in', times.slice(start, start + 500))
+      .execute();
+    for (const row of rows) found.set(Number(row.at), { value: row.value === null ? null : Number(row.value), text: row.text });
+  }
+  return found;
+}
+
+/** The series' hourly aggregates with from ≤ hour < end, in time order. */
+export async function readHours(db: Executor, series: number, from: number, end: number): Promise<SpanRow[]> {
+  const rows = await db
+    .selectFrom('history_hours')
+    .selectAll()
+    .where('series', '=', series)
+    .where('hour', '>=', from)
+    .where('hour', '<', end)
+    .orderBy('hour')
+    .execute();
+  return rows.map(hourRow);
+}
+
+function hourRow(row: {
+  hour: number;
+  count: number;
+  numeric_count: number;
+  min: number | null;
+  max: number | null;
+  sum: number | null;
+  first_at: number;
+  last_at: number;
+  last_value: number | null;
+  last_text: string | null;
+  true_ms: number;
+}): SpanRow {
+  const number = (value: number | null) => (value === null ? null : Number(value));
+  return {
+    start: Number(row.hour),
+    count: Number(row.count),
+    numericCount: Number(row.numeric_count),
+    min: number(row.min),
+    max: number(row.max),
+    sum: number(row.sum),
+    firstAt: Number(row.first_at),
+    lastAt: Number(row.last_at),
+    lastValue: number(row.last_value),
+    lastText: row.last_text,
+    trueMs: Number(row.true_ms),
+  };
+}
+
+/** The series' stale hours with from ≤ hour < end. */
+export async function staleHours(db: Executor, series: number, from: number, end: number): Promise<Set<number>> {
+  const rows = await db.selectFrom('history_stale').select('hour').where('series', '=', series).where('hour', '>=', from).where('hour', '<', end).execute();
+  return new Set(rows.map((row) => Number(row.hour)));
+}
+
+/** The series' last state before `at` and when it began, from its points or, past them, its aggregates. */
+export async function stateBefore(db: Executor, series: number, at: number): Promise<StoredPoint | undefined> {
+  const point = await db
+    .selectFrom('history_points')
+    .select(['at', 'value', 'text'])
+    .where('series', '=', series)
+    .where('at', '<', at)
+    .orderBy('at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const hour = await db
+    .selectFrom('history_hours')
+    .select(['last_at', 'last_value', 'last_text'])
+    .where('series', '=', series)
+    .where('hour', '<', at - (at % HOUR_MS))
+    .orderBy('hour', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const fromPoint = point && { at: Number(point.at), value: point.value === null ? null : Number(point.value), text: point.text };
+  const fromHour = hour && { at: Number(hour.last_at), value: hour.last_value === null ? null : Number(hour.last_value), text: hour.last_text };
+  if (!fromHour || (fromPoint && fromPoint.at >= fromHour.at)) return fromPoint;
+  return fromHour.at < at ? fromHour : fromPoint;
+}
