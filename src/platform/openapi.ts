@@ -306,6 +306,7 @@ export async function installOpenApi(
         { name: 'system', description: 'Liveness, readiness, status, API information, capabilities, this document, echo' },
         { name: 'keys', description: 'The calling credential and API keys' },
         { name: 'resources', description: 'Named data values with a version for If-Match' },
+        { name: 'history', description: 'Every state a resource took: points, buckets for a chart, backfill' },
         { name: 'events', description: 'The account’s event log: polling, publishing, the live stream' },
         { name: 'batch', description: 'Many writes in one request, all or nothing' },
         { name: 'webhooks', description: 'Signed event delivery to HTTPS receivers' },
