@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
 import { SCHEDULER_INTERVAL_MS } from '../areas/schedules/service.js';
 import { PeriodicTask } from './periodic-task.js';
+import type { HousekeepingReport } from '../areas/history/housekeeping.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 
 export interface BackgroundWork {
@@ -50,7 +51,15 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     log,
   );
   // History's aggregates built and expired points removed, a bounded run at a time (areas/history/housekeeping.ts).
-  const history = new PeriodicTask('history', config.historyIntervalMs, async (signal) => void (await services.historyHousekeeping.run(signal)), log);
+  let lastHistoryRun: HousekeepingReport | undefined;
+  const history = new PeriodicTask(
+    'history',
+    config.historyIntervalMs,
+    async (signal) => {
+      lastHistoryRun = await services.historyHousekeeping.run(signal);
+    },
+    log,
+  );
   // Due schedules are looked for every second; a claim in storage makes each run happen once.
   const scheduler = new PeriodicTask(
     'scheduler',
@@ -71,6 +80,8 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     services.system.registerWorker(task.name, () => task.report());
     task.start();
   }
+  // What the last run did, and whether it caught up (`done`): an operator sees aggregates lagging.
+  services.system.registerWorker('history', () => ({ ...history.report(), lastRun: lastHistoryRun ?? null }));
 
   return {
     async stop() {
