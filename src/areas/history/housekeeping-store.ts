@@ -36,6 +36,25 @@ export async function lockSeries(trx: Transaction<Database>, key: number): Promi
   return row && { rolledUntil: Number(row.rolled_until) };
 }
 
+/** The time of the series' first point with from ≤ at < to, if any. */
+export async function firstPointAt(db: Executor, key: number, from: number, to: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('history_points')
+    .select('at')
+    .where('series', '=', key)
+    .where('at', '>=', from)
+    .where('at', '<', to)
+    .orderBy('at')
+    .limit(1)
+    .executeTakeFirst();
+  return row && Number(row.at);
+}
+
+/** Notes that a series' hours before `to` hold no point to aggregate. */
+export async function skipEmptyHours(trx: Transaction<Database>, key: number, to: number): Promise<void> {
+  await trx.updateTable('history_series').set({ rolled_until: to }).where('key', '=', key).execute();
+}
+
 /** Builds the hours [from, to) of a series from its points (replacing what was there), and notes how far it is built. */
 export async function rollHours(trx: Transaction<Database>, key: number, from: number, to: number, now: number): Promise<number> {
   const spans = await spansFromPoints(trx, key, { from, end: to, size: HOUR_MS, now }, true);

@@ -18,6 +18,7 @@ import { DAY_MS, HOUR_MS } from './points.js';
 import {
   deleteHoursBefore,
   deletePointsBefore,
+  firstPointAt,
   lockSeries,
   oldestUnrolled,
   rebuildHours,
@@ -26,6 +27,7 @@ import {
   rollHours,
   seriesAfter,
   seriesToRoll,
+  skipEmptyHours,
   staleBatch,
 } from './housekeeping-store.js';
 import type { HistoryOptions } from './service.js';
@@ -118,8 +120,14 @@ export class HistoryHousekeeping {
     return inTransaction(this.db, async (trx) => {
       const series = await lockSeries(trx, key);
       if (!series || series.rolledUntil >= before) return 0;
-      const to = Math.min(before, series.rolledUntil + HOURS_PER_STEP * HOUR_MS);
-      return rollHours(trx, key, series.rolledUntil, to, now);
+      // Hours without a point are passed over at once: a quiet resource costs a statement, not one per hour.
+      const next = await firstPointAt(trx, key, series.rolledUntil, before);
+      if (next === undefined) {
+        await skipEmptyHours(trx, key, before);
+        return 0;
+      }
+      const from = next - (next % HOUR_MS);
+      return rollHours(trx, key, from, Math.min(before, from + HOURS_PER_STEP * HOUR_MS), now);
     });
   }
 
