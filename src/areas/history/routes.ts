@@ -20,7 +20,7 @@ const POINTS_PER_COUNTED_REQUEST = 1000;
 
 const RangeFields = {
   from: Type.Optional({ ...Timestamp, description: 'Start of the range, inclusive (default: now minus 24 hours)' }),
-  to: Type.Optional({ ...Timestamp, description: 'End of the range, exclusive (default: now)' }),
+  to: Type.Optional({ ...Timestamp, description: 'End of the range, exclusive (default: now, this millisecond included)' }),
 };
 const PageFields = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: HISTORY_LIMITS.points, description: `Points per page (default ${HISTORY_LIMITS.defaultPoints})` })),

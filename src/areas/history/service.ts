@@ -228,7 +228,8 @@ export class HistoryService {
 
   private range(query: RangeQuery): { from: number; to: number; now: number } {
     const now = this.clock.now().getTime();
-    const to = query.to === undefined ? now : Date.parse(query.to);
+    // By default up to now, this millisecond included: a state written just before is read back.
+    const to = query.to === undefined ? now + 1 : Date.parse(query.to);
     const from = query.from === undefined ? now - HISTORY_LIMITS.defaultRangeMs : Date.parse(query.from);
     if (!(from < to)) throw invalidField('/from', 'must be before to');
     return { from, to, now };
