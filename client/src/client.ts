@@ -4,8 +4,19 @@ import createClient, { type Client } from 'openapi-fetch';
 import { type BatchAllOptions, BatchFailure, type BatchResponseOf, type BatchResultOf, batchesOf } from './batch.js';
 import { DevdataError, explainExpiredCursor } from './errors.js';
 import { Operations } from './generated/operations.js';
-import { BATCH_MAX_OPERATIONS } from './generated/values.js';
+import { BATCH_MAX_OPERATIONS, HISTORY_MAX_BACKFILL_POINTS } from './generated/values.js';
 import type { paths } from './generated/openapi.js';
+import {
+  HistoryBackfillFailure,
+  type HistoryBackfillAllOptions,
+  type HistoryBucketQuery,
+  type HistoryBucketsOf,
+  type HistoryPointInput,
+  type HistoryPointsOf,
+  type HistoryQuery,
+  historyQuery,
+  isoTime,
+} from './history.js';
 import type { CallOptions } from './operation-types.js';
 import { EventStream, type EventStreamOptions } from './stream.js';
 import { createTransport, type Credential, IDEMPOTENCY_KEY_HEADER, type RetryOptions } from './transport.js';
@@ -16,6 +27,10 @@ import type {
   BatchOperation,
   DevdataEvent,
   EventPage,
+  HistoryBackfillResult,
+  HistoryBuckets,
+  HistoryPage,
+  HistoryPoint,
   Installation,
   Resource,
   ResourceType,
@@ -198,6 +213,77 @@ export class DevdataClient extends Operations {
       onProgress?.({ done: results.length, total: operations.length, batch: index + 1, batches: batches.length });
     }
     return { results, cursor };
+  }
+
+  /**
+   * A page of a resource's points with from ≤ at < to (default: the last 24 hours), oldest first
+   * unless `order: 'desc'`: `await devdata.history(id, { from: new Date(Date.now() - 3_600_000) })`.
+   * Pass the page's `cursor` for the next one while `hasMore`, or let iterateHistory do it.
+   */
+  async history(id: string, query: HistoryQuery = {}, options?: CallOptions): Promise<HistoryPage> {
+    return (await this.getResourceHistory({ path: { id }, query: historyQuery(query) }, options)) as HistoryPage;
+  }
+
+  /** Every point of a resource in the range, a page (of `limit`) at a time. */
+  async *iterateHistory(id: string, query: Omit<HistoryQuery, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<HistoryPoint> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.history(id, { ...query, ...(cursor !== undefined && { cursor }) }, options);
+      yield* page.data;
+      if (!page.hasMore || page.cursor === null) return;
+      cursor = page.cursor;
+    }
+  }
+
+  /** A resource's history as buckets for a chart: `await devdata.historyBuckets(id, { bucket: '5m' })` (the last day, 288 buckets). */
+  async historyBuckets(id: string, query: HistoryBucketQuery, options?: CallOptions): Promise<HistoryBuckets> {
+    return (await this.getResourceHistory({ path: { id }, query: historyQuery(query) }, options)) as HistoryBuckets;
+  }
+
+  /** Several resources' (1-50) first page of points each, in the order named. */
+  async historyOf(ids: readonly string[], query: Omit<HistoryQuery, 'cursor'> = {}, options?: CallOptions): Promise<HistoryPointsOf> {
+    return (await this.getHistory({ query: { resource: [...ids], ...historyQuery(query) } }, options)) as HistoryPointsOf;
+  }
+
+  /** Several resources' (1-50) buckets, in the order named (a dashboard's charts in one request). */
+  async historyBucketsOf(ids: readonly string[], query: HistoryBucketQuery, options?: CallOptions): Promise<HistoryBucketsOf> {
+    return (await this.getHistory({ query: { resource: [...ids], ...historyQuery(query) } }, options)) as HistoryBucketsOf;
+  }
+
+  /**
+   * Up to HISTORY_MAX_BACKFILL_POINTS (10,000) states a resource had earlier (readings a device kept
+   * while offline), all or nothing, without events: `await devdata.backfillHistory(id, [{ at, state }])`.
+   * A point at a time already stored replaces it. Pass `idempotencyKey` to make a repeat take effect once.
+   */
+  async backfillHistory(id: string, points: readonly HistoryPointInput[], options?: CallOptions): Promise<HistoryBackfillResult> {
+    const body = { points: points.map((point) => ({ at: isoTime(point.at), state: point.state })) };
+    return this.backfillResourceHistory({ path: { id }, body }, options);
+  }
+
+  /**
+   * A list of points of any length backfilled as consecutive requests of `size`, in order, each
+   * with its own Idempotency-Key, reporting `onProgress` after each. A failing request throws a
+   * HistoryBackfillFailure that says which request and point failed and how many were stored.
+   */
+  async backfillHistoryAll(id: string, points: readonly HistoryPointInput[], options: HistoryBackfillAllOptions = {}): Promise<HistoryBackfillResult> {
+    const { size = HISTORY_MAX_BACKFILL_POINTS, onProgress, ...callOptions } = options;
+    if (size > HISTORY_MAX_BACKFILL_POINTS) throw new RangeError(`a backfill holds at most ${HISTORY_MAX_BACKFILL_POINTS} points, not ${size}`);
+    const requests = batchesOf(points, size);
+    const total = { inserted: 0, replaced: 0 };
+    let done = 0;
+    for (const [index, request] of requests.entries()) {
+      try {
+        const result = await this.backfillHistory(id, request, callOptions);
+        total.inserted += result.inserted;
+        total.replaced += result.replaced;
+      } catch (error) {
+        if (!(error instanceof DevdataError) || error.code === 'aborted') throw error;
+        throw new HistoryBackfillFailure(error, { request: index, requests: requests.length, done });
+      }
+      done += request.length;
+      onProgress?.({ done, total: points.length, request: index + 1, requests: requests.length });
+    }
+    return total;
   }
 
   /**

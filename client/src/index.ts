@@ -7,8 +7,31 @@ export { EventStream, type EventStreamOptions } from './stream.js';
 export { parseSse, type SseMessage } from './sse.js';
 export { newIdempotencyKey, type Credential, type RetryOptions } from './transport.js';
 export * from './types.js';
-export { APP_TYPES, BATCH_MAX_OPERATIONS, EVENT_TYPES, IDEMPOTENCY_KEPT_HOURS, OAUTH_SCOPES, RESOURCE_TYPES, SCOPES } from './generated/values.js';
+export {
+  APP_TYPES,
+  BATCH_MAX_OPERATIONS,
+  EVENT_TYPES,
+  HISTORY_BUCKETS,
+  HISTORY_MAX_BACKFILL_POINTS,
+  HISTORY_MAX_PAGE_POINTS,
+  IDEMPOTENCY_KEPT_HOURS,
+  OAUTH_SCOPES,
+  RESOURCE_TYPES,
+  SCOPES,
+} from './generated/values.js';
 export { BatchFailure, type BatchAllOptions, type BatchProgress, type BatchResponseOf, type BatchResultOf } from './batch.js';
+export {
+  HistoryBackfillFailure,
+  type HistoryBackfillAllOptions,
+  type HistoryBackfillProgress,
+  type HistoryBucketQuery,
+  type HistoryBucketsOf,
+  type HistoryPointInput,
+  type HistoryPointsOf,
+  type HistoryQuery,
+  type HistoryRange,
+  type HistoryTime,
+} from './history.js';
 export {
   batchesOf,
   CSV_COLUMNS,
