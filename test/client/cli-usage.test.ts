@@ -3,10 +3,11 @@
 // command's usage (exit 2, never Node's parseArgs text), and help texts whose lists of valid values
 // are the OpenAPI document's.
 import { join } from 'node:path';
-import { APP_TYPES, EVENT_TYPES, OAUTH_SCOPES, RESOURCE_TYPES, SCOPES } from '@devdata/client';
+import { APP_TYPES, EVENT_TYPES, HISTORY_BUCKETS, OAUTH_SCOPES, RESOURCE_TYPES, SCOPES } from '@devdata/client';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES as SERVER_EVENT_TYPES } from '../../src/areas/events/event.js';
+import { BUCKET_NAMES } from '../../src/areas/history/points.js';
 import { RESOURCE_TYPES as SERVER_RESOURCE_TYPES } from '../../src/areas/resources/schemas.js';
 import { ALL_SCOPES, OAUTH_GRANTABLE } from '../../src/platform/scopes.js';
 import { killAll, ROOT, run } from '../support/processes.js';
@@ -23,7 +24,7 @@ const COMMANDS = [
   'trigger',
   'usage',
   ...['tail', 'list'].map((sub) => `events ${sub}`),
-  ...['list', 'get', 'set', 'create', 'update', 'delete'].map((sub) => `resources ${sub}`),
+  ...['list', 'get', 'set', 'create', 'update', 'delete', 'history'].map((sub) => `resources ${sub}`),
   ...['list', 'get', 'create', 'update', 'delete', 'rotate-secret', 'deliveries', 'retry'].map((sub) => `webhooks ${sub}`),
   ...['list', 'create', 'revoke'].map((sub) => `keys ${sub}`),
   ...['list', 'get', 'create', 'update', 'delete', 'rotate-secret'].map((sub) => `apps ${sub}`),
@@ -64,6 +65,7 @@ describe('devdata-client help', () => {
     expect([...OAUTH_SCOPES]).toEqual(ALL_SCOPES.filter((scope) => OAUTH_GRANTABLE.has(scope)));
     expect([...EVENT_TYPES, 'custom.*']).toEqual([...SERVER_EVENT_TYPES]);
     expect([...APP_TYPES]).toEqual(['public', 'confidential']);
+    expect([...HISTORY_BUCKETS]).toEqual(BUCKET_NAMES);
 
     const help = async (...command: string[]) => (await cli(...command, '--help')).stdout;
     const option = (text: string, name: string) => text.split('\n').find((line) => line.startsWith(`  --${name} `)) ?? '';
@@ -73,6 +75,7 @@ describe('devdata-client help', () => {
     expect(appScopes).toContain(OAUTH_SCOPES.join(', '));
     expect(appScopes).not.toContain('keys:manage');
     for (const command of [['webhooks', 'create'], ['listen']]) expect(option(await help(...command), 'events')).toContain(EVENT_TYPES.join(', '));
+    expect(option(await help('resources', 'history'), 'bucket')).toContain(HISTORY_BUCKETS.join(', '));
   });
 });
 
@@ -123,8 +126,21 @@ describe('devdata-client usage errors', () => {
       [['webhooks', 'update', 'wh_1', '--enable', '--disable'], '--enable and --disable exclude each other'],
       [['audit', 'list', '--limit', 'ten'], '--limit must be a non-negative integer, not "ten"'],
       [
+        ['resources', 'history', 'res_1', '--since', '1w'],
+        '--since takes a duration ago such as 30m, 24h or 7d, or an ISO 8601 time such as 2026-01-31T12:00Z, not "1w"',
+      ],
+      [
+        ['resources', 'history', 'res_1', '--until', '2026-01-31T12:00:00+0100x'],
+        '--until takes a duration ago such as 30m, 24h or 7d, or an ISO 8601 time such as 2026-01-31T12:00Z, not "2026-01-31T12:00:00+0100x"',
+      ],
+      [
+        ['resources', 'history', 'res_1', '--since', '2026-01-02', '--until', '2026-01-01'],
+        '--since (2026-01-02T00:00:00.000Z) must be before --until (2026-01-01T00:00:00.000Z)',
+      ],
+      [['resources', 'history', 'res_1', '--bucket', '2m'], `--bucket must be one of ${HISTORY_BUCKETS.join(', ')}, not "2m"`],
+      [
         ['resources', 'frobnicate'],
-        'unknown command "resources frobnicate": resources takes list, get, set, create, update, delete, import or export (devdata-client resources --help)',
+        'unknown command "resources frobnicate": resources takes list, get, set, create, update, delete, history, import or export (devdata-client resources --help)',
       ],
     ];
     await Promise.all(

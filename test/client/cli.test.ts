@@ -217,7 +217,7 @@ describe('devdata-client CLI', () => {
     const bare = await cli('resources');
     expect([bare.code, bare.stderr]).toEqual([
       2,
-      'devdata-client: resources takes list, get, set, create, update, delete, import or export (devdata-client resources --help)\n',
+      'devdata-client: resources takes list, get, set, create, update, delete, history, import or export (devdata-client resources --help)\n',
     ]);
     const nothing = await cli();
     expect(nothing.code).toBe(2);

@@ -12,7 +12,8 @@ import { resourceTypeValue, stringValue } from './values.js';
 /** The most a page of the resource list holds: the fewest requests. */
 const PAGE = 500;
 
-async function write(sink: Writable, text: string): Promise<void> {
+/** Writes text, waiting while the sink's buffer is full (a slow pipe). */
+export async function write(sink: Writable, text: string): Promise<void> {
   if (!sink.write(text)) await once(sink, 'drain');
 }
 

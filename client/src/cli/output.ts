@@ -1,5 +1,6 @@
 // What devdata-client prints: one JSON document with --json, else aligned tables and labelled
 // details for people, coloured only on a terminal.
+import { formatState } from '../display.js';
 
 export type Style = 'bold' | 'dim' | 'green' | 'yellow' | 'red';
 
@@ -26,6 +27,11 @@ export function paint(output: Output, style: Style | undefined, text: string): s
 
 /** A table cell: text, or text with a style. */
 export type Cell = string | { text: string; style: Style | undefined };
+
+/** A state as the console shows it: on/off for a switch or binary sensor, the value otherwise. */
+export function stateCell(state: unknown): Cell {
+  return { text: formatState(state), style: state === true ? 'green' : state === false ? 'dim' : undefined };
+}
 
 const textOf = (cell: Cell) => (typeof cell === 'string' ? cell : cell.text);
 

@@ -1,12 +1,13 @@
-// devdata-client resources list|get|set|create|update|delete|import|export (import.ts, export.ts).
-import { formatState } from '../display.js';
-import { BATCH_MAX_OPERATIONS, RESOURCE_TYPES } from '../generated/values.js';
+// devdata-client resources list|get|set|create|update|delete|history|import|export (history.ts,
+// import.ts, export.ts).
+import { BATCH_MAX_OPERATIONS, HISTORY_BUCKETS, RESOURCE_TYPES } from '../generated/values.js';
 import { CSV_COLUMNS } from '../import-rows.js';
 import type { Resource } from '../types.js';
 import type { Command, OptionSpec } from './command.js';
 import { exportResources } from './export.js';
+import { showHistory } from './history.js';
 import { importResources } from './import.js';
-import { type Cell, list, type Output, print, printDetails, printTable, time } from './output.js';
+import { list, type Output, print, printDetails, printTable, stateCell, time } from './output.js';
 import { ifMatchHeader, integerValue, jsonObjectValue, listValue, requiredValue, resourceTypeValue, someChange, stateFor, stringValue } from './values.js';
 
 const TYPES = RESOURCE_TYPES.join(', ');
@@ -20,11 +21,6 @@ const ATTRIBUTES: OptionSpec = { type: 'string', value: 'JSON', help: `free deta
 const TAGS: OptionSpec = { type: 'string', value: 'A,B', help: 'tags, comma-separated' };
 const STATE_HELP = 'on/off (or true/false) for a binary_sensor or switch, a number or text for a sensor, text for a text';
 const FORMAT: OptionSpec = { type: 'string', value: 'FORMAT', help: 'ndjson or csv (default: what the file name says)' };
-
-/** A state as the console shows it: on/off for a switch or binary sensor, the value otherwise. */
-export function stateCell(state: unknown): Cell {
-  return { text: formatState(state), style: state === true ? 'green' : state === false ? 'dim' : undefined };
-}
 
 function printResources(output: Output, resources: Resource[]): void {
   if (resources.length === 0) {
@@ -175,6 +171,19 @@ export const resourceCommands: Command[] = [
       await client().deleteResource({ path: { id }, header: ifMatchHeader(values) });
       print(output, { id, deleted: true }, () => output.out(`Deleted ${id}.`));
     },
+  },
+  {
+    name: 'resources history',
+    positionals: ['<id>'],
+    summary: "a resource's past states, as points or as buckets",
+    details: `Every point from --since to --until, oldest first (all pages); with --bucket, the buckets of that length, aligned to the epoch (UTC): for a sensor the count, min, max and mean of its numbers and its last state, for a binary_sensor or switch the count, the time spent on and the last state. --csv writes a header row and a row per point or bucket; --json the API's JSON (the points as {"data":[…]}).`,
+    options: {
+      since: { type: 'string', value: 'TIME', help: 'from this time: a duration ago (30m, 24h, 7d) or an ISO 8601 time (default 24h)' },
+      until: { type: 'string', value: 'TIME', help: 'up to this time, excluded: a duration ago or an ISO 8601 time (default: now)' },
+      bucket: { type: 'string', value: 'LENGTH', help: `buckets of ${HISTORY_BUCKETS.join(', ')} rather than points` },
+      csv: { type: 'boolean', help: 'CSV: a header row, then a row per point or bucket' },
+    },
+    run: showHistory,
   },
   {
     name: 'resources import',

@@ -1,5 +1,5 @@
 // Reading the command line's values: the client of --url and --api-key, numbers, JSON, lists,
-// a resource's state, If-Match; and Ctrl-C.
+// a resource's state, If-Match, times (a duration ago or an ISO time); and Ctrl-C.
 import { DevdataClient, ifMatch } from '../client.js';
 import { RESOURCE_TYPES } from '../generated/values.js';
 import { stateFromText, unreadableState } from '../import-rows.js';
@@ -69,6 +69,27 @@ export function stateFor(type: ResourceType, text: string): ResourceState {
   const state = stateFromText(type, text);
   if (state === undefined) throw new UsageError(unreadableState(type, text));
   return state;
+}
+
+const DURATION_UNITS_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const DURATION = /^(\d{1,9})([smhd])$/;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * A moment as an ISO string: a duration before `now` (30m, 24h, 7d; s, m, h or d) or an ISO 8601
+ * time (2026-01-31, 2026-01-31T12:00Z; without a zone, the local time as Date reads it).
+ */
+export function timeValue(values: Values, name: string, now: number): string | undefined {
+  const value = stringValue(values, name);
+  if (value === undefined) return undefined;
+  const duration = DURATION.exec(value);
+  const time = duration
+    ? new Date(now - Number(duration[1]) * DURATION_UNITS_MS[duration[2] as keyof typeof DURATION_UNITS_MS])
+    : new Date(ISO_TIME.test(value) ? Date.parse(value) : Number.NaN);
+  // Not a time, or one beyond what a Date holds (100,000,000 days either side of 1970).
+  if (Number.isNaN(time.getTime()))
+    throw new UsageError(`--${name} takes a duration ago such as 30m, 24h or 7d, or an ISO 8601 time such as 2026-01-31T12:00Z, not "${value}"`);
+  return time.toISOString();
 }
 
 /** --if-match N (or the ETag "N"): the If-Match header for that resource version. */
