@@ -40,6 +40,7 @@ import {
   type Series,
   type SpanRow,
 } from './store.js';
+import { lockSeries } from './housekeeping-store.js';
 
 export interface HistoryOptions {
   /** Whether writes record their states (HISTORY); backfills and reads work either way. */
@@ -178,10 +179,13 @@ export class HistoryService {
     return this.writes.withoutEvents(
       accountId,
       async (trx) => {
+        // Locked, so that housekeeping does not aggregate these hours meanwhile without these points.
+        const locked = await lockSeries(trx, series.key);
+        if (!locked) throw notFound('Resource');
         const times = stored.map((point) => point.at);
         const existing = await existingTimes(trx, series.key, times);
         await upsertSeriesPoints(trx, series.key, stored);
-        const aggregated = [...new Set(times.map((at) => at - (at % HOUR_MS)))].filter((hour) => hour < series.rolledUntil);
+        const aggregated = [...new Set(times.map((at) => at - (at % HOUR_MS)))].filter((hour) => hour < locked.rolledUntil);
         await markStale(trx, series.key, aggregated);
         return { inserted: stored.length - existing.size, replaced: existing.size };
       },
