@@ -258,6 +258,28 @@ describe.skipIf(!ON_POSTGRES)('several serve processes on one PostgreSQL databas
     }
   });
 
+  it('60 concurrent PATCHes of one sensor over three processes leave one point per millisecond: the state of its newest version', async () => {
+    const created = await api(A, 'POST', '/api/v1/resources', { key, body: { name: 'History', type: 'sensor', state: 0 } });
+    expect(created.status).toBe(201);
+    const id = created.json.id as string;
+    const patched = await Promise.all(
+      Array.from({ length: 60 }, (_, index) => api([A, B, C][index % 3]!, 'PATCH', `/api/v1/resources/${id}`, { key, body: { state: index + 1 } })),
+    );
+    expect(patched.map((response) => response.status)).toEqual(patched.map(() => 200));
+    // Of the versions written in one millisecond, the newest is the point kept.
+    const newest = new Map<string, { version: number; state: unknown }>();
+    for (const { json } of [created, ...patched]) {
+      const seen = newest.get(json.updatedAt as string);
+      if (!seen || seen.version < (json.version as number)) newest.set(json.updatedAt as string, { version: json.version as number, state: json.state });
+    }
+    const expected = [...newest].sort(([a], [b]) => a.localeCompare(b)).map(([at, { state }]) => ({ at, state }));
+    for (const base of [A, B, C]) {
+      const history = await api(base, 'GET', `/api/v1/resources/${id}/history?limit=1000`, { key });
+      expect(history.status).toBe(200);
+      expect(history.json.data).toEqual(expected);
+    }
+  });
+
   it('a slow writer holds later writers back, and a poller and a stream on another process skip nothing', async () => {
     const before = (await readAll(0)).cursor;
 
