@@ -257,6 +257,14 @@ describe('several resources at once', () => {
         { resourceId: b.id, data: await own(b.id) },
       ],
     });
+    // At most 10,000 points and 50,000 buckets in one answer, however many resources it names.
+    const twenty = Array.from({ length: 20 }, () => `resource=${a.id}`).join('&');
+    const split = await app.request({ method: 'GET', url: `/api/v1/history?${twenty}`, key: caller.key });
+    expect(split.status, split.body).toBe(200);
+    expect((await app.request({ method: 'GET', url: `/api/v1/history?${twenty}&limit=501`, key: caller.key })).status).toBe(400);
+    expect((await app.request({ method: 'GET', url: `/api/v1/history?${twenty}&bucket=1m&from=${iso(T0 - 2 * 86_400_000)}`, key: caller.key })).status).toBe(
+      400,
+    );
     const tooMany = Array.from({ length: 51 }, () => `resource=${a.id}`).join('&');
     expect((await app.request({ method: 'GET', url: `/api/v1/history?${tooMany}`, key: caller.key })).status).toBe(400);
     expect((await app.request({ method: 'GET', url: '/api/v1/history', key: caller.key })).status).toBe(400);

@@ -21,6 +21,8 @@ export const HISTORY_LIMITS = {
   backfill: 10_000,
   /** Resources one read of several may name. */
   resources: 50,
+  /** Buckets one read of several resources may hold in all (points: `points` in all). */
+  manyBuckets: 50_000,
   /** The range read unless `from` says otherwise: the last day. */
   defaultRangeMs: DAY_MS,
 } as const;

@@ -107,7 +107,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ history: HistoryService 
         operationId: 'getHistory',
         summary: 'Several resources’ history in one request (a dashboard)',
         description:
-          'The same as each resource’s own history, for 1-50 resources in the order named: the first page of points (`limit` each), or buckets. A resource that does not exist makes the request a 404 naming it.',
+          'The same as each resource’s own history, for 1-50 resources in the order named: the first page of points (`limit` each; by default 1,000 or 10,000 divided among them, at most 10,000 in all), or buckets (at most 50,000 in all). A resource that does not exist makes the request a 404 naming it.',
         tags: ['history'],
         querystring: Type.Object({
           resource: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
@@ -144,6 +144,7 @@ export function historyCapability(options: { enabled: boolean; retentionDays: nu
       maxPointsPerPage: HISTORY_LIMITS.points,
       maxBackfillPoints: HISTORY_LIMITS.backfill,
       maxResourcesPerRequest: HISTORY_LIMITS.resources,
+      maxBucketsPerRequestOfSeveral: HISTORY_LIMITS.manyBuckets,
     },
     limits: { historyRetentionDays: options.retentionDays, historyRollupDays: options.rollupDays },
   };

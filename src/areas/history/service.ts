@@ -155,11 +155,27 @@ export class HistoryService {
       }),
     );
     const { bucket } = query;
+    const count = resourceIds.length;
+    // One answer holds a bounded number of items, however many resources it names.
+    if (bucket) {
+      const { from, to } = this.range(query);
+      const buckets = bucketStarts(from, to, BUCKETS[bucket]).count * count;
+      if (buckets > HISTORY_LIMITS.manyBuckets) {
+        throw invalidField(
+          '/bucket',
+          `spans ${buckets} buckets for ${count} resources; at most ${HISTORY_LIMITS.manyBuckets} in all: ask for a longer bucket or a shorter range`,
+        );
+      }
+    }
+    const limit = query.limit ?? Math.max(1, Math.min(HISTORY_LIMITS.defaultPoints, Math.floor(HISTORY_LIMITS.points / count)));
+    if (!bucket && limit * count > HISTORY_LIMITS.points) {
+      throw invalidField('/limit', `${limit} points for each of ${count} resources; at most ${HISTORY_LIMITS.points} in all`);
+    }
     const data = [];
     for (const [index, { resource, series }] of found.entries()) {
       const resourceId = resourceIds[index]!;
       if (bucket) data.push({ resourceId, data: await this.bucketsOfSeries(resource, series, bucket, query) });
-      else data.push({ resourceId, ...(await this.pointsOfSeries(resource, series, query)) });
+      else data.push({ resourceId, ...(await this.pointsOfSeries(resource, series, { ...query, limit })) });
     }
     return bucket ? { bucket, data } : { data };
   }
