@@ -271,6 +271,32 @@ describe('several resources at once', () => {
   });
 });
 
+describe('capabilities', () => {
+  it('state what is recorded, how long it is kept, the buckets and the limits', async () => {
+    const caller = await app.account();
+    const response = await app.request({ method: 'GET', url: '/api/v1/capabilities', key: caller.key });
+    const features = (response.json as { features: Record<string, Json> }).features;
+    expect(features.history).toMatchObject({
+      recording: true,
+      retentionDays: 30,
+      rollupDays: 400,
+      buckets: [
+        { name: '1m', seconds: 60 },
+        { name: '5m', seconds: 300 },
+        { name: '15m', seconds: 900 },
+        { name: '1h', seconds: 3600 },
+        { name: '6h', seconds: 21600 },
+        { name: '1d', seconds: 86400 },
+      ],
+      maxBuckets: 10_000,
+      maxPointsPerPage: 10_000,
+      maxBackfillPoints: 10_000,
+      maxResourcesPerRequest: 50,
+    });
+    expect((response.json as { limits: Json }).limits).toMatchObject({ historyRetentionDays: 30, historyRollupDays: 400 });
+  });
+});
+
 describe('a deleted resource', () => {
   it('has no history, and housekeeping removes its points and aggregates', async () => {
     const caller = await app.account();
