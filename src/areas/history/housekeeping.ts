@@ -34,8 +34,11 @@ import type { HistoryOptions } from './service.js';
 
 /** How long after an hour ends its aggregate is built: writers on other machines may run a little late. */
 export const ROLLUP_MARGIN_MS = 5 * 60_000;
-/** The most hours one step aggregates for a series that fell behind. */
-const HOURS_PER_STEP = 24;
+/**
+ * The most hours one step aggregates (or rebuilds) for a series: at 1 Hz, 14,400 points read by
+ * one statement, a few milliseconds on SQLite, whose statements hold the event loop while they run.
+ */
+const HOURS_PER_STEP = 4;
 /** Series a run looks at in each step. */
 const SERIES_PER_STEP = 50;
 /** How long one run works before it leaves the rest to the next. */
@@ -90,12 +93,16 @@ export class HistoryHousekeeping {
       const stale = await staleBatch(this.db, SERIES_PER_STEP);
       more = stale.size > 0;
       for (const [key, hours] of stale) {
-        await inTransaction(this.db, async (trx) => {
-          if (await lockSeries(trx, key)) await rebuildHours(trx, key, hours, now);
-          else await trx.deleteFrom('history_stale').where('series', '=', key).execute();
-        });
-        report.staleRebuilt += hours.length;
-        await nextTurn();
+        for (let start = 0; start < hours.length; start += HOURS_PER_STEP) {
+          const part = hours.slice(start, start + HOURS_PER_STEP);
+          await inTransaction(this.db, async (trx) => {
+            if (await lockSeries(trx, key)) await rebuildHours(trx, key, part, now);
+            else await trx.deleteFrom('history_stale').where('series', '=', key).execute();
+          });
+          report.staleRebuilt += part.length;
+          await nextTurn();
+          if (!timeLeft()) return report;
+        }
       }
     }
     if (!timeLeft()) return report;
