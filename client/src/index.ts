@@ -45,6 +45,7 @@ export {
   type ImportRow,
   type ImportRowError,
 } from './import-rows.js';
+export { csvLine } from './csv.js';
 export { describeScheduleAction, formatState, scheduleRanOnce, scheduleStatus, webhookStatus } from './display.js';
 export {
   DEFAULT_TOLERANCE_SECONDS,
