@@ -5,9 +5,10 @@ import { logOut as endSession, readSession, restoreKey, type ConnectedKey, type 
 import { ConnectionContext, useConnection, type ConnectionState } from './connection-context';
 import { useAction } from './hooks';
 import { NarrowProvider } from './narrow';
-import { Link, PAGES, navigate, useCurrentPage, type PagePath } from './router';
+import { Link, PAGES, navigate, sectionOf, titleOf, useCurrentPage, type PagePath } from './router';
 import { AccountPage } from './pages/account';
 import { ResourcesPage } from './pages/resources';
+import { ResourceHistoryPage } from './pages/resource-history';
 import { EventsPage } from './pages/events';
 import { KeysPage } from './pages/keys';
 import { WebhooksPage } from './pages/webhooks';
@@ -19,6 +20,7 @@ import { AuditPage } from './pages/audit';
 const PAGE_COMPONENTS: Record<PagePath, () => preact.JSX.Element> = {
   '': AccountPage,
   resources: ResourcesPage,
+  'resources/history': ResourceHistoryPage,
   events: EventsPage,
   keys: KeysPage,
   webhooks: WebhooksPage,
@@ -77,7 +79,7 @@ export function App() {
             <ul>
               {PAGES.map((entry) => (
                 <li key={entry.path}>
-                  <Link to={entry.path} current={entry.path === page}>
+                  <Link to={entry.path} current={entry.path === page ? 'page' : entry.path === sectionOf(page) ? 'section' : undefined}>
                     {entry.title}
                   </Link>
                 </li>
@@ -91,9 +93,7 @@ export function App() {
               <ErrorNotice error={startError} title="The console could not start" />
             ) : (
               <>
-                {!key && page !== '' && (
-                  <p class="notice notice-info">Connect an API key on this page to open {PAGES.find((entry) => entry.path === page)?.title}.</p>
-                )}
+                {!key && page !== '' && <p class="notice notice-info">Connect an API key on this page to open {titleOf(page)}.</p>}
                 <Current key={page} />
               </>
             )}

@@ -15,13 +15,25 @@ export const PAGES = [
   { path: 'audit', title: 'Audit log' },
 ] as const;
 
-export type PagePath = (typeof PAGES)[number]['path'];
+/** Pages opened from another page rather than from the navigation, each under the entry it belongs to. */
+export const SUBPAGES = [{ path: 'resources/history', title: 'Resource history', under: 'resources' }] as const;
+
+export type PagePath = (typeof PAGES)[number]['path'] | (typeof SUBPAGES)[number]['path'];
+
+/** The navigation entry a page stands under: itself, or a sub-page's parent. */
+export function sectionOf(path: PagePath): PagePath {
+  return SUBPAGES.find((page) => page.path === path)?.under ?? path;
+}
+
+export function titleOf(path: PagePath): string {
+  return [...PAGES, ...SUBPAGES].find((page) => page.path === path)?.title ?? '';
+}
 
 const BASE = '/console';
 
 function currentPage(): PagePath {
   const rest = window.location.pathname.slice(BASE.length).replace(/^\/+|\/+$/g, '');
-  return PAGES.find((page) => page.path === rest)?.path ?? '';
+  return [...PAGES, ...SUBPAGES].find((page) => page.path === rest)?.path ?? '';
 }
 
 /** A page's address; with `show`, the page opens on that object (`?show=<id>`: a resource, a key, an event, …). */
@@ -72,7 +84,8 @@ export function Link({
   show?: string | number;
   children: ComponentChildren;
   class?: string;
-  current?: boolean;
+  /** `page`: the link is to this page; `section`: to the entry this page stands under. */
+  current?: 'page' | 'section';
 }) {
   const onClick = (event: MouseEvent) => {
     // A new tab or window keeps the browser's own behaviour.
@@ -81,7 +94,7 @@ export function Link({
     navigate(to, show);
   };
   return (
-    <a href={hrefOf(to, show)} onClick={onClick} class={className} aria-current={current ? 'page' : undefined}>
+    <a href={hrefOf(to, show)} onClick={onClick} class={className} aria-current={current === 'section' ? 'true' : current}>
       {children}
     </a>
   );

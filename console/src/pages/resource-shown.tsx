@@ -57,9 +57,14 @@ export function ShownResource({ id, onEdit }: { id: string; onEdit: (resource: R
               <code>{resource.id}</code>
             </dd>
           </dl>
-          <GuardedButton needs={['resources:write']} type="button" class="secondary" onClick={() => onEdit(resource)}>
-            Edit<span class="visually-hidden"> {resource.name}</span>
-          </GuardedButton>
+          <div class="actions">
+            <Link to="resources/history" show={resource.id} class="button-link">
+              History<span class="visually-hidden"> of {resource.name}</span>
+            </Link>
+            <GuardedButton needs={['resources:write']} type="button" class="secondary" onClick={() => onEdit(resource)}>
+              Edit<span class="visually-hidden"> {resource.name}</span>
+            </GuardedButton>
+          </div>
         </>
       )}
     </Section>

@@ -13,7 +13,7 @@ import { useClient, useConnection } from '../connection-context';
 import { parseList } from '../errors';
 import { useAction, useLoad } from '../hooks';
 import { followEvents, type LiveStatus } from '../live';
-import { useShown } from '../router';
+import { Link, useShown } from '../router';
 import { scopeReason } from '../scopes';
 import { CreateResource } from './resource-create-form';
 import { ResourceEditor } from './resource-editor';
@@ -270,6 +270,9 @@ function ResourcesView() {
                 role: 'actions',
                 cell: (resource) => (
                   <>
+                    <Link to="resources/history" show={resource.id} class="button-link">
+                      History<span class="visually-hidden"> of {resource.name}</span>
+                    </Link>
                     <GuardedButton needs={['resources:write']} type="button" class="secondary" onClick={() => setEditing(resource)}>
                       Edit<span class="visually-hidden"> {resource.name}</span>
                     </GuardedButton>
