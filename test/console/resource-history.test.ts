@@ -176,6 +176,11 @@ describeInBrowser("a resource's history in the console", () => {
       .getByText(/^7 readings in \d buckets of 1m: lowest 18\.5, highest 25\.5, latest 25\.5\.$/)
       .waitFor();
     await page.locator('.facts .state', { hasText: '25.5' }).waitFor();
+    // The same state sent again is a reading too, though its event does not name the state as changed.
+    await api('PATCH', `/api/v1/resources/${ids.sensor}`, { state: 25.5 });
+    await summary()
+      .getByText(/^8 readings in \d buckets of 1m: lowest 18\.5, highest 25\.5, latest 25\.5\.$/)
+      .waitFor();
     expect(await stillMarked(page)).toBe(true);
 
     const csv = await downloadCsv();
@@ -190,9 +195,9 @@ describeInBrowser("a resource's history in the console", () => {
     const read = await api('GET', `/api/v1/resources/${ids.sensor}/history?bucket=1m&from=${first}&to=${new Date(Date.parse(last) + MINUTE).toISOString()}`);
     const expected = (read.data as Bucket[]).map((bucket) => [bucket.start, bucket.count, bucket.last, bucket.min, bucket.max, bucket.mean].join(','));
     expect(rows).toEqual(expected);
-    expect(rows.reduce((sum, row) => sum + Number(row.split(',')[1]), 0)).toBe(7);
+    expect(rows.reduce((sum, row) => sum + Number(row.split(',')[1]), 0)).toBe(8);
     // Its bucket may hold the creation's reading too.
-    expect(rows.at(-1)).toMatch(/^[^,]+,[12],25\.5,[\d.]+,25\.5,[\d.]+$/);
+    expect(rows.at(-1)).toMatch(/^[^,]+,[123],25\.5,[\d.]+,25\.5,[\d.]+$/);
   });
 
   it('shows how long a switch was on per bucket, its CSV, and a change live', async () => {
@@ -245,7 +250,7 @@ describeInBrowser("a resource's history in the console", () => {
     expect(csv.name).toBe('Status-message-states.csv');
     const lines = csv.text.split('\r\n');
     expect(lines[0]).toBe('at,state');
-    expect(lines).toHaveLength(1 + 51 + 1);
+    expect(lines).toHaveLength(1 + 50 + 1);
     expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z,Tank refilled$/);
     expect(lines[3]).toMatch(/,"Watering, then ""drying"""$/);
   });
@@ -270,7 +275,7 @@ describeInBrowser("a resource's history in the console", () => {
     await chooseRange('Last hour', '1m', target);
     const box = await target.locator('.history-chart canvas').boundingBox();
     expect(box && box.x >= 0 && box.x + box.width <= 375).toBe(true);
-    expect(await summary(target).textContent()).toMatch(/^7 readings/);
+    expect(await summary(target).textContent()).toMatch(/^8 readings/);
     expect(narrow.problems).toEqual([]);
     await narrow.context.close();
     expect(wide.problems).toEqual([]);

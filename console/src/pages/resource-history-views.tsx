@@ -217,11 +217,8 @@ export function PointsView({
     const toMs = span.follows ? Math.max(Date.now(), at + 1) : span.toMs;
     if (at < span.fromMs || at >= toMs) return;
     setSpan((current) => ({ ...current, toMs }));
-    // Only the newest page takes it in; the others are read again when shown.
-    if (cursors.length > 0) return;
-    read.update((current) =>
-      current && !current.data.some((shown) => shown.at === point.at) ? { ...current, data: [{ at: point.at, state: point.state }, ...current.data] } : current,
-    );
+    // The newest page is read again (what the update recorded, if anything); the others when shown.
+    if (cursors.length === 0) read.reload();
   });
 
   const page = read.data;

@@ -42,7 +42,7 @@ function HistoryOfShown() {
   return <ResourceHistory key={id} id={id} />;
 }
 
-/** A state the live stream brought, numbered so that the same state twice is two changes. */
+/** An update the live stream brought (its time and state), numbered so that the same state twice is two changes. */
 export interface LiveChange extends HistoryPoint {
   seq: number;
 }
@@ -73,8 +73,9 @@ function ResourceHistory({ id }: { id: string }) {
       return;
     }
     resource.update((current) => (current && current.version >= updated.version ? current : updated));
-    const changed = (event.data as { changed?: string[] }).changed ?? [];
-    if (changed.includes('state')) setChange({ at: updated.updatedAt, state: updated.state, seq: event.id });
+    // Any update: one that sends the state it already had records a point too, and its event's
+    // `changed` does not name the state.
+    setChange({ at: updated.updatedAt, state: updated.state, seq: event.id });
   };
   const applyRef = useRef(apply);
   applyRef.current = apply;
