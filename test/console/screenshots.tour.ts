@@ -39,6 +39,18 @@ async function shoot(page: Page, name: string, width: number, { dialog = false }
   await page.screenshot({ path: join(OUTPUT, `${name}-${width}.png`), fullPage: !dialog });
 }
 
+/** A day of temperatures every 2 minutes before `endMs`: warm in the afternoon, cool at night, a little noise. */
+function dayOfReadings(endMs: number): Array<{ at: string; state: number }> {
+  return Array.from({ length: 720 }, (_, index) => {
+    const atMs = endMs - (720 - index) * 120_000;
+    const hour = new Date(atMs).getUTCHours() + new Date(atMs).getUTCMinutes() / 60;
+    // A fixed pseudo-random number in [-0.8, 0.8) per reading: the same picture on every run.
+    const hash = Math.sin(index * 12.9898 + 78.233) * 43758.5453;
+    const noise = (hash - Math.floor(hash) - 0.5) * 1.6;
+    return { at: new Date(atMs).toISOString(), state: Math.round((19 + 4 * Math.sin(((hour - 9) / 24) * 2 * Math.PI) + noise) * 100) / 100 };
+  });
+}
+
 /** What a developer would have after a first afternoon with the service. */
 async function fillAccount(key: string): Promise<void> {
   const api = async (method: string, url: string, body?: unknown) => {
@@ -53,6 +65,7 @@ async function fillAccount(key: string): Promise<void> {
     attributes: { unit_of_measurement: '°C' },
     tags: ['greenhouse', 'north'],
   });
+  await api('POST', `/api/v1/resources/${temperature.id}/history`, { points: dayOfReadings(Date.parse(temperature.updatedAt)) });
   await api('POST', '/api/v1/resources', {
     name: 'Greenhouse humidity',
     type: 'sensor',
@@ -200,6 +213,12 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
     await goTo(target, 'Audit log');
     await target.locator('[data-audit-id]').first().waitFor();
     await shoot(target, '12-audit', width);
+
+    await goTo(target, 'Resources');
+    await target.getByRole('link', { name: 'History of Greenhouse temperature' }).click();
+    await target.locator('.history-chart canvas').waitFor();
+    await target.getByText('Live', { exact: true }).waitFor();
+    await shoot(target, '14-resource-history', width);
   }
 
   const dark = await openConsole(browser, base, { width: 1440, colorScheme: 'dark' });
