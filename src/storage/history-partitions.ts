@@ -43,15 +43,15 @@ export async function ensureHistoryPartitions(db: Executor, now: number): Promis
 }
 
 /**
- * Detaches and drops the day partitions that end at or before `cut` (epoch ms): whole days of
- * points past their retention. Returns how many were dropped.
+ * Drops the day partitions that end at or before `cut` (epoch ms): whole days of points past
+ * their retention. Dropping a partition detaches it; `if exists` lets two processes drop the same
+ * one. Returns how many this call dropped.
  */
 export async function dropHistoryPartitionsBefore(db: Executor, cut: number): Promise<number> {
   let dropped = 0;
   for (const name of await partitionNames(db)) {
     const day = Date.parse(`${name.slice(-8, -4)}-${name.slice(-4, -2)}-${name.slice(-2)}T00:00:00.000Z`);
     if (!Number.isFinite(day) || day + DAY_MS > cut) continue;
-    await sql.raw(`alter table history_points detach partition ${name}`).execute(db);
     await sql.raw(`drop table if exists ${name}`).execute(db);
     dropped++;
   }
