@@ -84,7 +84,11 @@ function validValue(schema: Schema): unknown {
     case 'boolean':
       return true;
     case 'array':
-      return Array.from({ length: resolved.minItems ?? 0 }, (_, index) => `${validValue(resolved.items ?? {})}${index}`);
+      return Array.from({ length: resolved.minItems ?? 0 }, (_, index) => {
+        const item = validValue(resolved.items ?? {});
+        // Strings made distinct, for arrays whose items must be unique.
+        return typeof item === 'string' ? `${item}${index}` : item;
+      });
     case 'object':
       return Object.fromEntries(((resolved.required ?? []) as string[]).map((name) => [name, validValue(resolved.properties[name])]));
     default:
@@ -200,7 +204,16 @@ function casesOf(operation: Operation): Case[] {
   const pathValues = Object.fromEntries(operation.parameters.filter((parameter) => parameter.in === 'path').map((parameter) => [parameter.name, 'x']));
   const body = operation.body?.mediaType === 'application/json' ? deref(operation.body.schema) : undefined;
   const baseBody = body ? validValue(body) : undefined;
-  const base = { operation, query: [], headers: {}, pathValues, body: baseBody };
+  // Required query parameters are sent valid, so that only the one under test fails.
+  const requiredQuery = (operation.parameters as Parameter[]).filter((parameter) => parameter.in === 'query' && parameter.required);
+  const validQuery = (except?: string): Array<[string, string]> =>
+    requiredQuery
+      .filter((parameter) => parameter.name !== except)
+      .flatMap((parameter) => {
+        const value = validValue(parameter.schema);
+        return (Array.isArray(value) ? value : [value]).map((item): [string, string] => [parameter.name, asText(item)]);
+      });
+  const base = { operation, query: validQuery(), headers: {}, pathValues, body: baseBody };
   const cases: Case[] = [];
   for (const parameter of operation.parameters as Parameter[]) {
     if (parameter.in === 'cookie') continue;
@@ -210,7 +223,14 @@ function casesOf(operation: Operation): Case[] {
       const label = `${parameter.in} ${parameter.name}: ${breakage.kind} (${asText(breakage.value).slice(0, 30)})`;
       const at = `/${parameter.name}${breakage.at ?? ''}`;
       const items = Array.isArray(breakage.value) ? breakage.value.map(asText) : [asText(breakage.value)];
-      if (parameter.in === 'query') cases.push({ ...base, label, query: items.map((item) => [parameter.name, item]), path: at, says: breakage.says });
+      if (parameter.in === 'query')
+        cases.push({
+          ...base,
+          label,
+          query: [...validQuery(parameter.name), ...items.map((item): [string, string] => [parameter.name, item])],
+          path: at,
+          says: breakage.says,
+        });
       else if (parameter.in === 'header') cases.push({ ...base, label, headers: { [parameter.name]: items.join(', ') }, path: at, says: breakage.says });
       // A path segment cannot be empty or hold a `/`; its bound is what can be broken.
       else if (parameter.in === 'path' && breakage.kind === 'too long')
