@@ -58,12 +58,15 @@ function stallOf(gapMs: number): number {
   return ms(Math.max(0, gapMs - LAG_RESOLUTION_MS));
 }
 
-/** When the retention task last finished (GET /api/v1/status, its worker report), in ms since the epoch. */
-async function retentionLastRun(origin: string): Promise<number | undefined> {
+/** When the retention and history housekeeping tasks last finished (GET /api/v1/status, their worker reports), in ms since the epoch. */
+async function housekeepingLastRuns(origin: string): Promise<{ retention: number | undefined; history: number | undefined }> {
   const response = await fetch(`${origin}/api/v1/status`);
-  const status = (await response.json()) as { workers?: { retention?: { lastRunAt?: string | null } } };
-  const at = status.workers?.retention?.lastRunAt;
-  return typeof at === 'string' ? Date.parse(at) : undefined;
+  const status = (await response.json()) as { workers?: Record<string, { lastRunAt?: string | null } | undefined> };
+  const at = (worker: string) => {
+    const last = status.workers?.[worker]?.lastRunAt;
+    return typeof last === 'string' ? Date.parse(last) : undefined;
+  };
+  return { retention: at('retention'), history: at('history') };
 }
 
 /** The database, its WAL and shared memory: what retention keeps bounded. */
@@ -105,6 +108,8 @@ export interface SoakMinute {
   sliceStallsMs: number[];
   /** When retention's last run in this minute ended, seconds into it (null: none ended in it). */
   retentionEndedAtS: number | null;
+  /** The same for history's housekeeping (HISTORY_INTERVAL_MS, a run a minute by default). */
+  historyEndedAtS: number | null;
   /**
    * This process's own event-loop delay in the minute (p99 and longest, ms): the load generator
    * measures each latency here, so a late loop here lengthens the PATCH latencies it records.
@@ -190,8 +195,12 @@ export async function recordMinutes(sources: MinuteSources, patch: Recorder, rea
       const scraped = await scrape(metricsUrl);
       sliceStalls.push(stallOf(scraped.nodejs_eventloop_lag_max_seconds * 1000));
       const longest = sliceStalls.indexOf(Math.max(...sliceStalls));
-      const retentionEnded = await retentionLastRun(origin);
-      const retentionAt = retentionEnded === undefined ? undefined : (retentionEnded - (wallT0 + (minute - 1) * minuteMs)) / 1000;
+      const lastRuns = await housekeepingLastRuns(origin);
+      // Seconds into this minute, or null when the task's last run ended in another.
+      const inMinute = (ended: number | undefined) => {
+        const at = ended === undefined ? undefined : (ended - (wallT0 + (minute - 1) * minuteMs)) / 1000;
+        return at !== undefined && at >= 0 && at <= minuteSeconds ? round(at, 1) : null;
+      };
       const waitNow = runQueueWaitNs(pid);
       const gcPauses = scraped.gcPauses - scrapedPrevious.gcPauses;
       const record: SoakMinute = {
@@ -209,7 +218,8 @@ export async function recordMinutes(sources: MinuteSources, patch: Recorder, rea
         stallMs: sliceStalls[longest]!,
         longestStallSliceEndS: ((longest + 1) * SLICE_MS) / 1000,
         sliceStallsMs: sliceStalls,
-        retentionEndedAtS: retentionAt !== undefined && retentionAt >= 0 && retentionAt <= minuteSeconds ? round(retentionAt, 1) : null,
+        retentionEndedAtS: inMinute(lastRuns.retention),
+        historyEndedAtS: inMinute(lastRuns.history),
         // The histogram's values include its 10 ms resolution, as the server's stalls do before stallOf.
         generatorDelayP99Ms: stallOf(generatorDelay.percentile(99) / 1e6),
         generatorDelayMaxMs: stallOf(generatorDelay.max / 1e6),
@@ -223,7 +233,7 @@ export async function recordMinutes(sources: MinuteSources, patch: Recorder, rea
       log(
         `soak ${minuteLabel} ${minute}: PATCH ${record.patch.requestsPerSecond} req/s, p50 ${record.patch.p50Ms} ms, p99 ${record.patch.p99Ms} ms, ` +
           `${record.patch.errors + record.readers.errors} errors; readers ${record.readers.requestsPerSecond} req/s; RSS ${record.rssMb} MB (heap ${record.heapUsedMb} of ${record.heapTotalMb}); ` +
-          `CPU ${record.serverCpuPercent}% (main thread ${record.mainThreadCpuPercent}%; waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms (slice ending at ${record.longestStallSliceEndS} s; by slice ${record.sliceStallsMs.join(', ')}); retention ended at ${record.retentionEndedAtS} s; this load generator's loop late by ${record.generatorDelayP99Ms} ms (p99), ${record.generatorDelayMaxMs} ms at most`,
+          `CPU ${record.serverCpuPercent}% (main thread ${record.mainThreadCpuPercent}%; waiting for one ${record.runQueueWaitPercent}%); GC > 10 ms ${record.gcOver10Ms}, > 100 ms ${record.gcOver100Ms}; database ${record.databaseMb} MB; longest stall ${record.stallMs} ms (slice ending at ${record.longestStallSliceEndS} s; by slice ${record.sliceStallsMs.join(', ')}); retention ended at ${record.retentionEndedAtS} s, history's housekeeping at ${record.historyEndedAtS} s; this load generator's loop late by ${record.generatorDelayP99Ms} ms (p99), ${record.generatorDelayMaxMs} ms at most`,
       );
     }
   } finally {
