@@ -61,6 +61,8 @@ export interface Options {
   soakMinutes: number;
   /** The server's malloc: the system's, or jemalloc preloaded (bench/allocator.ts). */
   allocator: Allocator;
+  /** The history rows (bench/history-rows.ts), on servers of their own. */
+  history: boolean;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-build/bench/run.js [options])
@@ -83,7 +85,11 @@ export const USAGE = `Usage: npm run bench -- [options]      (or: node .bench-bu
   --metrics                the server with its metrics on (METRICS_PORT; BENCH_METRICS=1), to compare
   --metrics-overhead       instead of the table: GET, list and PATCH against a server with metrics and one
                            without, alternating, and each row's ratio (bench/metrics-overhead.ts)
-  --rounds N               --metrics-overhead: pairs of measurements per row  (BENCH_ROUNDS, default 4; smoke 2)
+  --rounds N               --metrics-overhead: pairs of measurements per row; the history rows: rounds of
+                           each (PATCH on/off, reads)                  (BENCH_ROUNDS, default 4; smoke 2)
+  --history on|none        the history rows (issue #40): PATCH with history on vs off, history reads alone and
+                           beside an account of 4.3 million points, bytes per point, RSS
+                                                     (BENCH_HISTORY, default on)
   --out FILE               JSON results       (BENCH_OUT, default bench/results/latest.json; smoke: smoke.json)
   --allocator A            the server's malloc: system, or jemalloc preloaded as docs/operating.md shows
                                                      (BENCH_ALLOCATOR, default system)
@@ -159,6 +165,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       soak: { type: 'boolean', default: false },
       'soak-minutes': { type: 'string' },
       allocator: { type: 'string' },
+      history: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -190,7 +197,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     soak: values.soak || env.BENCH_SOAK === '1',
     soakMinutes: positive('--soak-minutes', pick(values['soak-minutes'], 'BENCH_SOAK_MINUTES'), smoke ? 3 : 10, true),
     allocator: (pick(values.allocator, 'BENCH_ALLOCATOR') ?? 'system') as Allocator,
+    history: (pick(values.history, 'BENCH_HISTORY') ?? 'on') === 'on',
   };
+  const history = pick(values.history, 'BENCH_HISTORY');
+  if (history !== undefined && !['on', 'none'].includes(history)) throw new Error(`--history must be on or none, got "${history}"`);
   if (!ALLOCATORS.includes(options.allocator)) throw new Error(`--allocator must be ${ALLOCATORS.join(' or ')}, got "${options.allocator}"`);
   if (!['auto', 'none'].includes(options.postgres) && !/^postgres(ql)?:\/\//.test(options.postgres)) {
     throw new Error(`--postgres must be auto, none or a postgres:// URL, got "${options.postgres}"`);

@@ -1,6 +1,6 @@
 // The benchmark's results: a row of the table, and the table in markdown.
 
-export type RowKind = 'http' | 'stream' | 'webhook' | 'memory' | 'soak';
+export type RowKind = 'http' | 'stream' | 'webhook' | 'memory' | 'size' | 'soak';
 
 export interface Row {
   key: string;
@@ -14,6 +14,8 @@ export interface Row {
   errors: number;
   /** Memory rows: the server's resident set size. */
   rssMb: number | null;
+  /** Size rows: bytes on disk per stored item (a history point). */
+  bytesPerPoint?: number | null;
   /** HTTP: req/s ÷ baseline req/s; stream: p99 ÷ floor p99; webhook: deliveries/s ÷ publish rate; memory: RSS ÷ the baseline's RSS. */
   ratio: number | null;
   ratioOf: string;
@@ -29,8 +31,8 @@ export interface PostgresMeasurement {
   p50Ms: number;
   p99Ms: number;
   errors: number;
-  /** req/s ÷ the baseline's req/s, like the SQLite column's. */
-  ratio: number;
+  /** req/s ÷ the baseline's req/s, like the SQLite column's (or the row's own reference); null: none. */
+  ratio: number | null;
   serverCpuUsPerRequest: number | null;
   /** A row whose goal is against another row: the same ratio, both rows on PostgreSQL. */
   ratioToRow?: number;
@@ -66,7 +68,8 @@ function formatPostgres(row: Row): string {
   if (!pg) return '—';
   const errors = pg.errors > 0 ? `, **${pg.errors} errors**` : '';
   const toRow = pg.ratioToRow !== undefined ? `, ${pg.ratioToRow}× its row` : '';
-  return `${formatNumber(pg.requestsPerSecond)} req/s, p99 ${formatLatency(pg.p99Ms)} ms, ${Math.round(pg.ratio * 100)}%${toRow}${errors}`;
+  const ratio = pg.ratio === null ? '' : `, ${Math.round(pg.ratio * 100)}%`;
+  return `${formatNumber(pg.requestsPerSecond)} req/s, p99 ${formatLatency(pg.p99Ms)} ms${ratio}${toRow}${errors}`;
 }
 
 /** The server CPU column (HTTP rows): microseconds of the server process's CPU per response. */
@@ -83,7 +86,12 @@ export function markdownTable(rows: Row[]): string {
     `|---|---:|---:|---:|---:|---:|---|---|${withCpu ? '---:|' : ''}${withPostgres ? '---:|' : ''}`,
   ];
   for (const row of rows) {
-    const label = row.kind === 'memory' ? `${row.label}: **${formatNumber(row.rssMb, 1)} MB**` : row.label;
+    const label =
+      row.kind === 'memory'
+        ? `${row.label}: **${formatNumber(row.rssMb, 1)} MB**`
+        : row.kind === 'size'
+          ? `${row.label}: **${formatNumber(row.bytesPerPoint ?? null, 1)} bytes**`
+          : row.label;
     lines.push(
       `| ${label} | ${formatNumber(row.requestsPerSecond)} | ${formatLatency(row.p50Ms)} | ${formatLatency(row.p99Ms)} | ${row.errors} | ${formatRatio(row)} | ${row.target ?? '—'} | ${row.met === null ? '—' : row.met ? 'met' : '**missed**'} |${withCpu ? ` ${formatServerCpu(row)} |` : ''}${withPostgres ? ` ${formatPostgres(row)} |` : ''}`,
     );

@@ -14,6 +14,7 @@ import { installCleanup, killAll, rssMb, sleep, stop } from './children.js';
 import { parseOptions, USAGE, type Options } from './options.js';
 import { formatSummary, summarizeProfile } from './profile-top.js';
 import { measureHttpRows } from './http-rows.js';
+import { historySeconds, measureHistoryRows } from './history-rows.js';
 import { largeAccountSeconds, measureLargeAccountRows } from './large-account.js';
 import { postgresClusterRows } from './postgres-cluster.js';
 import { measureMetricsOverhead, OVERHEAD_ROWS } from './metrics-overhead.js';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   const options = parsed;
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
   installCleanup();
-  const budget = timeBudgetSeconds(options) + largeAccountSeconds(options) + soakSeconds(options);
+  const budget = timeBudgetSeconds(options) + largeAccountSeconds(options) + historySeconds(options) + soakSeconds(options);
   const deadline = setTimeout(() => {
     console.error(`bench: the run exceeded its bound of ${budget} s; stopping every child process`);
     killAll();
@@ -129,6 +130,7 @@ async function main(): Promise<void> {
     rows.push(...streamRows.filter((row) => row.kind === 'memory'));
     // Servers of their own, on SQLite and PostgreSQL; none in a smoke run.
     if (largeAccountSeconds(options) > 0) rows.push(...(await measureLargeAccountRows(options, workDir)));
+    if (options.history) rows.push(...(await measureHistoryRows(options, workDir, profileDir)));
     if (options.soak) {
       const soak = await measureSoak(options, workDir, profileDir);
       rows.push(...soak.rows);

@@ -129,11 +129,18 @@ export interface Launched {
   seeded: Seeded;
 }
 
-/** A devdata server on `databaseUrl` with an account made by the operator CLI, seeded. */
-export async function launchDevdata(options: Options, databaseUrl: string, workDir: string, profileDir: string, name: string): Promise<Launched> {
+/** A devdata server on `databaseUrl` with an account made by the operator CLI, seeded; `settings` added to its environment (e.g. HISTORY=off). */
+export async function launchDevdata(
+  options: Options,
+  databaseUrl: string,
+  workDir: string,
+  profileDir: string,
+  name: string,
+  settings: Record<string, string> = {},
+): Promise<Launched> {
   const logsPort = ['info', 'debug', 'trace'].includes(options.logLevel);
   const port = logsPort ? 0 : await freePort();
-  const env = serviceEnv(options, databaseUrl, port);
+  const env = { ...serviceEnv(options, databaseUrl, port), ...settings };
   const created = JSON.parse(await runCli(['accounts', 'create', '--name', 'Bench', '--json'], env)) as { account: { id: string }; apiKey: { key: string } };
   const auth = { authorization: `Bearer ${created.apiKey.key}` };
   const server = await startServer(options, env, join(workDir, `server-${name.toLowerCase()}.log`), profileDir, port);

@@ -81,6 +81,17 @@ const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ??
 const STREAM_ROWS = ['stream-floor-20x10', 'stream-20x10'];
 const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
 const WEBHOOK_ROWS = ['webhooks'];
+/** The history rows (bench/history-rows.ts): the reads alone have no reference, so no ratio. */
+const HISTORY_ALONE_ROWS = ['history-day-5m', 'history-month-1h', 'history-page'];
+const HISTORY_ROWS = [
+  'history-patch',
+  ...HISTORY_ALONE_ROWS,
+  ...HISTORY_ALONE_ROWS.map((key) => key.replace('history-', 'history-beside-')),
+  'history-bytes-live',
+  'history-bytes-single',
+  'history-bytes-account',
+  'history-rss',
+];
 /** With a PostgreSQL column: GET and PATCH against two processes on one database (bench/postgres-cluster.ts). */
 const TWO_PROCESS_ROWS = POSTGRES_URL ? ['postgres-two-get', 'postgres-two-patch'] : [];
 
@@ -113,12 +124,13 @@ describe('npm run bench -- --smoke', () => {
 
   it('measures every row and writes them as JSON, with numbers and no errors', async () => {
     const out = join(workDir, 'smoke.json');
-    const result = await run(process.execPath, [BENCH, '--smoke', '--out', out, ...(POSTGRES_URL ? ['--postgres', POSTGRES_URL] : [])], 120_000);
+    // The history rows take about 25 s a backend (three servers of their own each): about 100 s in all on the PostgreSQL run.
+    const result = await run(process.execPath, [BENCH, '--smoke', '--out', out, ...(POSTGRES_URL ? ['--postgres', POSTGRES_URL] : [])], 180_000);
     expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
 
     const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: Row[]; table: string; machine: { cpus: number } };
     const rows = new Map(results.rows.map((row) => [row.key, row]));
-    expect([...rows.keys()].sort()).toEqual([...HTTP_ROWS, ...STREAM_ROWS, ...WEBHOOK_ROWS, ...MEMORY_ROWS, ...TWO_PROCESS_ROWS].sort());
+    expect([...rows.keys()].sort()).toEqual([...HTTP_ROWS, ...STREAM_ROWS, ...WEBHOOK_ROWS, ...MEMORY_ROWS, ...TWO_PROCESS_ROWS, ...HISTORY_ROWS].sort());
 
     for (const row of results.rows) {
       expect(row.errors, `${row.key}: ${JSON.stringify(row.detail)}`).toBe(0);
@@ -136,8 +148,12 @@ describe('npm run bench -- --smoke', () => {
         expect(row.rssMb, row.key).toBeGreaterThan(0);
         continue;
       }
+      if (row.kind === 'size') {
+        expect(row.bytesPerPoint, row.key).toBeGreaterThan(0);
+        continue;
+      }
       expect(row.requestsPerSecond, row.key).toBeGreaterThan(0);
-      for (const value of [row.p50Ms, row.p99Ms, row.ratio]) {
+      for (const value of [row.p50Ms, row.p99Ms, ...(HISTORY_ALONE_ROWS.includes(row.key) ? [] : [row.ratio])]) {
         expect(typeof value, row.key).toBe('number');
         expect(Number.isFinite(value), row.key).toBe(true);
         expect(value as number, row.key).toBeGreaterThanOrEqual(0);
@@ -162,8 +178,30 @@ describe('npm run bench -- --smoke', () => {
       expect(pg.errors, row.key).toBe(0);
       expect(pg.requestsPerSecond, row.key).toBeGreaterThan(0);
       expect(pg.p99Ms, row.key).toBeGreaterThanOrEqual(pg.p50Ms);
-      expect(pg.ratio, row.key).toBeGreaterThan(0);
+      if (HISTORY_ALONE_ROWS.includes(row.key)) expect(pg.ratio, row.key).toBeNull();
+      else expect(pg.ratio, row.key).toBeGreaterThan(0);
     }
+
+    // The history rows: PATCH on and off in each round (both backends' servers answered every one), the
+    // reads in every round alone and beside the account, whose points were all backfilled.
+    const historyPatch = rows.get('history-patch')?.detail as { rounds: unknown[]; off: { detail: { rounds: unknown[] } }; roundRatios: number[] };
+    expect(historyPatch.rounds).toHaveLength(2);
+    expect(historyPatch.off.detail.rounds).toHaveLength(2);
+    expect(historyPatch.roundRatios).toHaveLength(2);
+    // The reads: one round each in a smoke run (bench/history-measure.ts, readRounds).
+    for (const key of HISTORY_ALONE_ROWS) {
+      expect(rows.get(key)?.detail.rounds, key).toHaveLength(1);
+      const beside = rows.get(key.replace('history-', 'history-beside-'))?.detail as { rounds: unknown[]; change: { spread: number } };
+      expect(beside.rounds, key).toHaveLength(1);
+      expect(beside.change.spread, key).toBeGreaterThanOrEqual(0);
+    }
+    // The smoke scale (bench/history-seed.ts): 2 days every 60 s, and 4 resources every 300 s, less the 10 minutes' margin; each
+    // resource's first point, recorded at its creation, replaced by the backfill's newest (counted once, not inserted).
+    const seeding = rows.get('history-day-5m')?.detail.seeding as { sqlite: { single: { points: number }; account: { points: number } } };
+    expect(seeding.sqlite.single.points).toBe(2869);
+    expect(seeding.sqlite.account.points).toBe(4 * 573);
+    expect(rows.get('history-bytes-single')?.detail.points).toBeGreaterThanOrEqual(2869);
+    expect(rows.get('history-bytes-account')?.detail.points).toBe(4 * 574);
 
     // Every stream received every event written, each once.
     const stream = rows.get('stream-20x10')?.detail as { streamsOpened: number; eventsWritten: number; delivered: number; expected: number };
@@ -185,7 +223,7 @@ describe('npm run bench -- --smoke', () => {
       `| row | req/s | p50 ms | p99 ms | errors | ratio to baseline | target | met/missed | server CPU µs/req |${POSTGRES_URL ? ' PostgreSQL |' : ''}\n`,
     );
     expect(results.table.split('\n')).toHaveLength(2 + results.rows.length);
-  }, 120_000);
+  }, 180_000);
 
   // The soak and the allocator run on SQLite whatever the suite's database (`--postgres none`): the
   // SQLite suite runs them, and the PostgreSQL suite would only repeat them (a minute and a half).
@@ -193,7 +231,22 @@ describe('npm run bench -- --smoke', () => {
     'runs the soak alone (--soak, one 20 s "minute"): its rows and its minute, with numbers and no errors',
     async () => {
       const out = join(workDir, 'soak.json');
-      const args = ['--smoke', '--soak', '--soak-minutes', '1', '--rows', 'none', '--streams', 'none', '--webhook-rate', '0', '--postgres', 'none'];
+      const args = [
+        '--smoke',
+        '--soak',
+        '--soak-minutes',
+        '1',
+        '--rows',
+        'none',
+        '--streams',
+        'none',
+        '--webhook-rate',
+        '0',
+        '--postgres',
+        'none',
+        '--history',
+        'none',
+      ];
       const result = await run(process.execPath, [BENCH, ...args, '--out', out], 120_000);
       expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
 
@@ -267,7 +320,21 @@ describe('npm run bench -- --smoke', () => {
 
       // The bench checks the server's memory maps once it listens, and fails when jemalloc is not in them.
       const out = join(workDir, 'jemalloc.json');
-      const args = ['--smoke', '--allocator', 'jemalloc', '--rows', 'get', '--streams', 'none', '--webhook-rate', '0', '--postgres', 'none'];
+      const args = [
+        '--smoke',
+        '--allocator',
+        'jemalloc',
+        '--rows',
+        'get',
+        '--streams',
+        'none',
+        '--webhook-rate',
+        '0',
+        '--postgres',
+        'none',
+        '--history',
+        'none',
+      ];
       const result = await run(process.execPath, [BENCH, ...args, '--out', out], 120_000);
       expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
       expect(result.stderr + result.stdout).toContain(`the server's allocator: jemalloc (${JEMALLOC})`);
