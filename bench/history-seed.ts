@@ -104,7 +104,7 @@ export async function seedHistory(client: JsonClient, prefix: string, count: num
 
 interface HistoryWorker {
   lastRunAt?: string | null;
-  lastRun?: { hoursBuilt: number; staleRebuilt: number; rowsDeleted: number; partitionsDropped: number; done: boolean } | null;
+  lastRun?: { hoursBuilt: number; staleRebuilt: number; rowsDeleted: number; partitionsDropped: number; done: boolean; sweptAll: boolean } | null;
 }
 
 async function historyWorker(client: JsonClient): Promise<HistoryWorker | undefined> {
@@ -115,9 +115,7 @@ async function historyWorker(client: JsonClient): Promise<HistoryWorker | undefi
 /**
  * Waits until housekeeping has caught up with every point written before now: two runs that ended
  * after now, each reporting `done` (a run that began before the last backfill committed may end
- * after it and still say done; the second began after the first ended). Not two runs in a row: a
- * run that ends in the middle of its pass over the series (50 a run) says not done, however little
- * is left to aggregate. Returns seconds waited.
+ * after it and still say done; the second began after the first ended). Returns seconds waited.
  */
 export async function waitForHousekeeping(client: JsonClient, boundSeconds: number): Promise<{ seconds: number; hoursBuilt: number }> {
   const since = Date.now();

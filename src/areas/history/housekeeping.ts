@@ -49,8 +49,10 @@ export interface HousekeepingReport {
   staleRebuilt: number;
   rowsDeleted: number;
   partitionsDropped: number;
-  /** Whether the run finished everything there was to do. */
+  /** Whether the run caught up: every ended hour aggregated, no stale hour, no retired series left. */
   done: boolean;
+  /** Whether this run ended a pass over every series deleting what expired (a pass takes several runs). */
+  sweptAll: boolean;
 }
 
 export class HistoryHousekeeping {
@@ -66,7 +68,7 @@ export class HistoryHousekeeping {
   /** One run: the steps in order until each has nothing left or the run's time is up. */
   async run(signal?: AbortSignal, budgetMs = RUN_BUDGET_MS): Promise<HousekeepingReport> {
     const started = performance.now();
-    const report: HousekeepingReport = { hoursBuilt: 0, staleRebuilt: 0, rowsDeleted: 0, partitionsDropped: 0, done: false };
+    const report: HousekeepingReport = { hoursBuilt: 0, staleRebuilt: 0, rowsDeleted: 0, partitionsDropped: 0, done: false, sweptAll: false };
     const timeLeft = () => !signal?.aborted && performance.now() - started < budgetMs;
     const now = this.clock.now().getTime();
     const rawCut = now - this.options.retentionDays * DAY_MS;
@@ -113,12 +115,15 @@ export class HistoryHousekeeping {
       if (!timeLeft()) return report;
       this.passAfter = series.key;
     }
-    if ((await seriesAfter(this.db, this.passAfter, 1)).length === 0) this.passAfter = 0;
+    if ((await seriesAfter(this.db, this.passAfter, 1)).length === 0) {
+      this.passAfter = 0;
+      report.sweptAll = true;
+    }
     for (let key = await retiredSeries(this.db); key !== undefined && timeLeft(); key = await retiredSeries(this.db)) {
       report.rowsDeleted += await this.deleteAll((db) => removeRetired(db, key), timeLeft);
       await nextTurn();
     }
-    report.done = timeLeft() && this.passAfter === 0;
+    report.done = timeLeft();
     return report;
   }
 
