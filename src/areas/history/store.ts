@@ -6,6 +6,7 @@ import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 import { isPostgres, rowsOf, type JoinedRows } from '../../storage/postgres-writes.js';
 import { HOUR_MS, type StoredState } from './points.js';
+import { spanSumsByRange, type SpanSums } from '../../storage/history-spans.js';
 
 /** A point to write for a resource, by the resource's id. */
 export interface ResourcePoint extends StoredState {
@@ -195,7 +196,8 @@ export async function spansFromPoints(
   booleans: boolean,
 ): Promise<SpanRow[]> {
   const { from, end, size, now } = range;
-  if (!booleans && !isPostgres(db) && Math.ceil((end - from) / size) <= SPANS_QUERIED_ONE_BY_ONE) return spansOneByOne(db, series, range);
+  if (!booleans && isPostgres(db)) return (await spanSumsByRange(db, series, range)).map(spanRowOf);
+  if (!booleans && Math.ceil((end - from) / size) <= SPANS_QUERIED_ONE_BY_ONE) return spansOneByOne(db, series, range);
   const trueMs = booleans ? sql<number>`sum(case when p.value = 1 and p.until > p.at then p.until - p.at else 0 end)` : sql<number>`0`;
   const until = booleans
     ? sql`case when coalesce(lead(at) over (order by at), ${now}) < at - (at % ${size}) + ${size} then coalesce(lead(at) over (order by at), ${now}) else at - (at % ${size}) + ${size} end`
@@ -227,7 +229,8 @@ export async function spansFromPoints(
 /**
  * SQLite: up to this many spans are summed up by a statement each, over its range of the key,
  * rather than by one statement grouping them, which sorts every point first: a day of 1 Hz points
- * as 288 spans took 14 ms against 32 (bench/README.md, "History").
+ * as 288 spans took 14 ms against 32 (bench/HISTORY.md, "History"). PostgreSQL does the same in one
+ * statement (storage/history-spans.ts).
  */
 const SPANS_QUERIED_ONE_BY_ONE = 1000;
 
@@ -253,22 +256,26 @@ async function spansOneByOne(db: Executor, series: number, range: { from: number
   const rows: SpanRow[] = [];
   for (let start = from - (((from % size) + size) % size); start < end; start += size) {
     const row = await spanAggregate.first(db, { series, from: Math.max(start, from), to: Math.min(start + size, end) });
-    if (!row || Number(row.count) === 0) continue;
-    rows.push({
-      start,
-      count: Number(row.count),
-      numericCount: Number(row.numeric_count),
-      min: row.min === null ? null : Number(row.min),
-      max: row.max === null ? null : Number(row.max),
-      sum: row.sum === null ? null : Number(row.sum),
-      firstAt: Number(row.first_at),
-      lastAt: Number(row.last_at),
-      lastValue: null,
-      lastText: null,
-      trueMs: 0,
-    });
+    if (row && Number(row.count) > 0) rows.push(spanRowOf({ ...row, start, last_value: null, last_text: null }));
   }
   return withLastStates(db, series, rows);
+}
+
+function spanRowOf(row: SpanSums): SpanRow {
+  const number = (value: unknown) => (value === null ? null : Number(value));
+  return {
+    start: Number(row.start),
+    count: Number(row.count),
+    numericCount: Number(row.numeric_count),
+    min: number(row.min),
+    max: number(row.max),
+    sum: number(row.sum),
+    firstAt: Number(row.first_at),
+    lastAt: Number(row.last_at),
+    lastValue: number(row.last_value),
+    lastText: row.last_text,
+    trueMs: 0,
+  };
 }
 
 /** Each span's last state, read by its time. */
