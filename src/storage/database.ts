@@ -93,6 +93,13 @@ function openPostgres(url: string, options: StorageOptions): Opened {
   // int8 columns (counters, sequences) fit JavaScript numbers well below 2^53.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Just-in-time compilation pays off for long analytic queries, never for these: a history read
+  // whose estimate looked large spent 318 ms compiling a 20 ms plan (bench/HISTORY.md, "History").
+  // Set before the connection's first query (a client runs its queries in order); a server without
+  // JIT refuses the setting, which changes nothing then.
+  pool.on('connect', (client) => {
+    client.query('set jit = off').catch(() => {});
+  });
   return {
     db: new Kysely<Database>({ dialect: dialectFor(new PostgresDialect({ pool }), options) }),
     dataVersion: undefined,
