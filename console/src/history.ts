@@ -5,6 +5,11 @@ import { csvLine, type components } from '@devdata/client';
 
 export type HistoryBucket = components['schemas']['HistoryBucket'];
 export type HistoryPoint = components['schemas']['HistoryPoint'];
+
+/** An update the live stream brought (its time and state), numbered so that the same state twice is two changes. */
+export interface LiveChange extends HistoryPoint {
+  seq: number;
+}
 export type BucketName = components['schemas']['HistoryBuckets']['bucket'];
 
 /** A bucket length the service offers (its capabilities' `history.buckets`). */

@@ -18,12 +18,12 @@ import {
   type HistoryBucket,
   type HistoryPoint,
   type HistoryWindow,
+  type LiveChange,
   numericSummary,
   onOffSummary,
   pointsCsv,
   withTail,
 } from '../history';
-import type { LiveChange } from './resource-history';
 
 /** Points on a page of the list. */
 const PAGE_SIZE = 50;

@@ -10,7 +10,7 @@ import { publicClient } from '../connection';
 import { useClient, useConnection } from '../connection-context';
 import { isStatus } from '../errors';
 import { useLoad } from '../hooks';
-import { type BucketLength, type HistoryPoint, RANGES, type RangeChoice, windowOf } from '../history';
+import { type BucketLength, type LiveChange, RANGES, type RangeChoice, windowOf } from '../history';
 import { followEvents, type LiveStatus } from '../live';
 import { Link, useShown } from '../router';
 import { scopeReason } from '../scopes';
@@ -40,11 +40,6 @@ function HistoryOfShown() {
       </Notice>
     );
   return <ResourceHistory key={id} id={id} />;
-}
-
-/** An update the live stream brought (its time and state), numbered so that the same state twice is two changes. */
-export interface LiveChange extends HistoryPoint {
-  seq: number;
 }
 
 function ResourceHistory({ id }: { id: string }) {

@@ -57,12 +57,11 @@ export function stateOf(type: ResourceType, value: number | null, text: string |
 }
 
 /**
- * The points of one span of time (a bucket, or an hour's aggregate) summed up, in time order.
- * `trueMs`: time spent true from the span's first point to its end (or to now, if sooner).
+ * The points of one span of time (a bucket, or an hour's aggregate) summed up. `trueMs`: time
+ * spent true from the span's first point to its end (or to now, if sooner).
  */
-export interface SpanSummary {
+export interface SpanSums {
   start: number;
-  end: number;
   count: number;
   numericCount: number;
   min: number | null;
@@ -70,8 +69,13 @@ export interface SpanSummary {
   sum: number | null;
   firstAt: number;
   lastAt: number;
-  last: ResourceState;
   trueMs: number;
+}
+
+/** A span as buckets are made of it: where it ends, and its last state. */
+export interface SpanSummary extends SpanSums {
+  end: number;
+  last: ResourceState;
 }
 
 /** A bucket as the API gives it. */

@@ -320,18 +320,6 @@ export class HistoryService {
   }
 }
 
-function summaryOf(resource: Resource, row: SpanRow, length: number): SpanSummary {
-  return {
-    start: row.start,
-    end: row.start + length,
-    count: row.count,
-    numericCount: row.numericCount,
-    min: row.min,
-    max: row.max,
-    sum: row.sum,
-    firstAt: row.firstAt,
-    lastAt: row.lastAt,
-    last: stateOf(resource.type, row.lastValue, row.lastText),
-    trueMs: row.trueMs,
-  };
+function summaryOf(resource: Resource, { lastValue, lastText, ...sums }: SpanRow, length: number): SpanSummary {
+  return { ...sums, end: sums.start + length, last: stateOf(resource.type, lastValue, lastText) };
 }

@@ -5,8 +5,8 @@ import { sql } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 import { isPostgres, rowsOf, type JoinedRows } from '../../storage/postgres-writes.js';
-import { HOUR_MS, type StoredState } from './points.js';
-import { spanSumsByRange, type SpanSums } from '../../storage/history-spans.js';
+import { HOUR_MS, type SpanSums, type StoredState } from './points.js';
+import { spanSumsByRange, type SpanSums as StorageSpanSums } from '../../storage/history-spans.js';
 
 /** A point to write for a resource, by the resource's id. */
 export interface ResourcePoint extends StoredState {
@@ -24,20 +24,14 @@ export interface StoredPoint extends StoredState {
   at: number;
 }
 
-/** A span's aggregate as SQL computes it from points, or as history_hours keeps it. */
-export interface SpanRow {
-  start: number;
-  count: number;
-  numericCount: number;
-  min: number | null;
-  max: number | null;
-  sum: number | null;
-  firstAt: number;
-  lastAt: number;
+/** A span's aggregate as SQL computes it from points, or as history_hours keeps it: its last state as stored. */
+export interface SpanRow extends SpanSums {
   lastValue: number | null;
   lastText: string | null;
-  trueMs: number;
 }
+
+/** A span's columns as a statement returns them (numbers may come as strings from PostgreSQL). */
+type SpanColumns = Omit<StorageSpanSums, 'start'> & { start: number | string; true_ms?: number | string | null };
 
 /** Starts the history of new resources: their series, aggregated from the hour they were made. */
 export async function addSeries(db: Executor, accountId: string, resourceIds: readonly string[], createdAt: number): Promise<void> {
@@ -210,19 +204,7 @@ export async function spansFromPoints(
       from history_points where series = ${series} and at >= ${from} and at < ${end}
     ) as p
     group by p.start order by p.start`.execute(db);
-  const rows = result.rows.map((row) => ({
-    start: Number(row.start),
-    count: Number(row.count),
-    numericCount: Number(row.numeric_count),
-    min: row.min === null ? null : Number(row.min),
-    max: row.max === null ? null : Number(row.max),
-    sum: row.sum === null ? null : Number(row.sum),
-    firstAt: Number(row.first_at),
-    lastAt: Number(row.last_at),
-    lastValue: null as number | null,
-    lastText: null as string | null,
-    trueMs: Math.max(0, Number(row.true_ms)),
-  }));
+  const rows = result.rows.map((row) => spanRowOf(row as unknown as SpanColumns));
   return withLastStates(db, series, rows);
 }
 
@@ -261,8 +243,8 @@ async function spansOneByOne(db: Executor, series: number, range: { from: number
   return withLastStates(db, series, rows);
 }
 
-function spanRowOf(row: SpanSums): SpanRow {
-  const number = (value: unknown) => (value === null ? null : Number(value));
+function spanRowOf(row: SpanColumns): SpanRow {
+  const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
   return {
     start: Number(row.start),
     count: Number(row.count),
@@ -274,7 +256,7 @@ function spanRowOf(row: SpanSums): SpanRow {
     lastAt: Number(row.last_at),
     lastValue: number(row.last_value),
     lastText: row.last_text,
-    trueMs: 0,
+    trueMs: Math.max(0, Number(row.true_ms ?? 0)),
   };
 }
 
@@ -317,36 +299,7 @@ export async function readHours(db: Executor, series: number, from: number, end:
     .where('hour', '<', end)
     .orderBy('hour')
     .execute();
-  return rows.map(hourRow);
-}
-
-function hourRow(row: {
-  hour: number;
-  count: number;
-  numeric_count: number;
-  min: number | null;
-  max: number | null;
-  sum: number | null;
-  first_at: number;
-  last_at: number;
-  last_value: number | null;
-  last_text: string | null;
-  true_ms: number;
-}): SpanRow {
-  const number = (value: number | null) => (value === null ? null : Number(value));
-  return {
-    start: Number(row.hour),
-    count: Number(row.count),
-    numericCount: Number(row.numeric_count),
-    min: number(row.min),
-    max: number(row.max),
-    sum: number(row.sum),
-    firstAt: Number(row.first_at),
-    lastAt: Number(row.last_at),
-    lastValue: number(row.last_value),
-    lastText: row.last_text,
-    trueMs: Number(row.true_ms),
-  };
+  return rows.map((row) => spanRowOf({ ...row, start: row.hour }));
 }
 
 /** The series' stale hours with from ≤ hour < end. */
