@@ -1,5 +1,6 @@
 // Following the event log live through the client's stream, with its state for the page to show.
 import type { DevdataError, DevdataClient, DevdataEvent, EventStream } from '@devdata/client';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 export type LiveStatus =
   | { state: 'connecting' }
@@ -74,4 +75,39 @@ export function liveStatusText(status: LiveStatus): string {
     case 'stopped':
       return 'Live updates stopped';
   }
+}
+
+/**
+ * Follows the account's events of `type` while `enabled`, each handed to the `onEvent` of the
+ * latest render. `started` turns true once the stream is open, or stopped, or when it is not
+ * followed: a page reads what it shows then, so that no change falls between the read and the
+ * stream.
+ */
+export function useLiveEvents(
+  client: DevdataClient,
+  type: string,
+  enabled: boolean,
+  onEvent: (event: DevdataEvent) => void,
+): { live: LiveStatus; started: boolean } {
+  const [live, setLive] = useState<LiveStatus>({ state: 'connecting' });
+  const [started, setStarted] = useState(!enabled);
+  const handler = useRef(onEvent);
+  handler.current = onEvent;
+  useEffect(() => {
+    if (!enabled) return;
+    const controller = new AbortController();
+    followEvents(client, {
+      type,
+      signal: controller.signal,
+      onEvent: (event) => handler.current(event),
+      onStatus: (status) => {
+        setLive(status);
+        // Without the stream the page is still worth reading.
+        if (status.state === 'stopped') setStarted(true);
+      },
+      onStart: () => setStarted(true),
+    });
+    return () => controller.abort();
+  }, [client, type, enabled]);
+  return { live, started };
 }

@@ -1,7 +1,7 @@
 // A resource's history page (/console/resources/history?show=<id>): its states over a range as a
 // chart of buckets (sensors, switches) or a list of points (text), growing live as states arrive.
 import type { DevdataEvent, Resource } from '@devdata/client';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { formatState, Time } from '../components/format';
 import { LiveBadge } from '../components/live-badge';
@@ -11,7 +11,7 @@ import { useClient, useConnection } from '../connection-context';
 import { isStatus } from '../errors';
 import { useLoad } from '../hooks';
 import { type BucketLength, type LiveChange, RANGES, type RangeChoice, windowOf } from '../history';
-import { followEvents, type LiveStatus } from '../live';
+import { useLiveEvents } from '../live';
 import { Link, useShown } from '../router';
 import { scopeReason } from '../scopes';
 import { BucketsView, PointsView } from './resource-history-views';
@@ -46,9 +46,8 @@ function ResourceHistory({ id }: { id: string }) {
   const client = useClient();
   const { key } = useConnection();
   const canFollow = scopeReason(key?.credential, ['events:read']) === undefined;
-  const [live, setLive] = useState<LiveStatus>({ state: 'connecting' });
   // The history is read once the stream has started, so no state falls between the two.
-  const [streamStarted, setStreamStarted] = useState(!canFollow);
+  const { live, started: streamStarted } = useLiveEvents(client, 'resource.*', canFollow, apply);
   const [change, setChange] = useState<LiveChange | undefined>(undefined);
   const [deleted, setDeleted] = useState(false);
   const [range, setRange] = useState<RangeChoice>({ id: '24h' });
@@ -59,7 +58,7 @@ function ResourceHistory({ id }: { id: string }) {
   const capabilities = useLoad((signal) => publicClient.getCapabilities(undefined, { signal }), []);
   const lengths = (capabilities.data?.features.history as { buckets?: BucketLength[] } | undefined)?.buckets;
 
-  const apply = (event: DevdataEvent) => {
+  function apply(event: DevdataEvent): void {
     if (event.type !== 'resource.updated' && event.type !== 'resource.deleted') return;
     const updated = event.data.resource as Resource;
     if (updated.id !== id) return;
@@ -71,25 +70,7 @@ function ResourceHistory({ id }: { id: string }) {
     // Any update: one that sends the state it already had records a point too, and its event's
     // `changed` does not name the state.
     setChange({ at: updated.updatedAt, state: updated.state, seq: event.id });
-  };
-  const applyRef = useRef(apply);
-  applyRef.current = apply;
-
-  useEffect(() => {
-    if (!canFollow) return;
-    const controller = new AbortController();
-    followEvents(client, {
-      type: 'resource.*',
-      signal: controller.signal,
-      onEvent: (event) => applyRef.current(event),
-      onStatus: (status) => {
-        setLive(status);
-        if (status.state === 'stopped') setStreamStarted(true);
-      },
-      onStart: () => setStreamStarted(true),
-    });
-    return () => controller.abort();
-  }, [client, canFollow]);
+  }
 
   const shown = resource.data;
   if (isStatus(resource.error, 404) || deleted)

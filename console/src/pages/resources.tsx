@@ -1,6 +1,6 @@
 // Resources page: the table with type and tag filters and paging, kept current by the live stream, and delete (asked first); it opens the create form, the editor and the import dialog.
 import { RESOURCE_TYPES, type DevdataEvent, type Resource, type ResourceType } from '@devdata/client';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
 import { Busy, ErrorNotice, Notice } from '../components/feedback';
@@ -12,7 +12,7 @@ import { GuardedButton } from '../components/scope-gate';
 import { useClient, useConnection } from '../connection-context';
 import { parseList } from '../errors';
 import { useAction, useLoad } from '../hooks';
-import { followEvents, type LiveStatus } from '../live';
+import { useLiveEvents } from '../live';
 import { Link, useShown } from '../router';
 import { scopeReason } from '../scopes';
 import { CreateResource } from './resource-create-form';
@@ -52,9 +52,8 @@ function ResourcesView() {
   const [typeInput, setTypeInput] = useState<ResourceType | ''>('');
   const [tagInput, setTagInput] = useState('');
   const [offset, setOffset] = useState(0);
-  const [live, setLive] = useState<LiveStatus>({ state: 'connecting' });
   // The list is read once the stream has started, so no change falls between the two.
-  const [streamStarted, setStreamStarted] = useState(!canFollow);
+  const { live, started: streamStarted } = useLiveEvents(client, 'resource.*', canFollow, apply);
   const [newElsewhere, setNewElsewhere] = useState(0);
   const [flashing, setFlashing] = useState<Set<string>>(new Set());
   const [editing, setEditing] = useState<Resource | undefined>(undefined);
@@ -89,7 +88,7 @@ function ResourcesView() {
     );
   };
 
-  const apply = (event: DevdataEvent) => {
+  function apply(event: DevdataEvent): void {
     if (event.type !== 'resource.created' && event.type !== 'resource.updated' && event.type !== 'resource.deleted') return;
     const resource = event.data.resource;
     const fits = matches(resource, filtersRef.current);
@@ -118,26 +117,7 @@ function ResourcesView() {
       return current;
     });
     flash(resource.id);
-  };
-  const applyRef = useRef(apply);
-  applyRef.current = apply;
-
-  useEffect(() => {
-    if (!canFollow) return;
-    const controller = new AbortController();
-    followEvents(client, {
-      type: 'resource.*',
-      signal: controller.signal,
-      onEvent: (event) => applyRef.current(event),
-      onStatus: (status) => {
-        setLive(status);
-        // Without the stream the table is still worth reading.
-        if (status.state === 'stopped') setStreamStarted(true);
-      },
-      onStart: () => setStreamStarted(true),
-    });
-    return () => controller.abort();
-  }, [client, canFollow]);
+  }
 
   const applyFilters = (event: Event) => {
     event.preventDefault();
