@@ -3,9 +3,9 @@
 // a point before the first partition (a backfill) lands in the default one, whose old rows
 // retention deletes in small steps like SQLite's.
 import { sql } from 'kysely';
+import { DAY_MS } from '../platform/clock.js';
 import type { Executor } from './schema.js';
 
-export const DAY_MS = 86_400_000;
 /** Partitions made ahead of today, so that a write never waits for one. */
 const DAYS_AHEAD = 2;
 

@@ -1,10 +1,11 @@
 // What the history of a resource is (api-decisions §13), apart from how it is stored: a point's
 // state as its columns, the bucket lengths and limits, and how summaries of spans of points make
 // the buckets a reader gets, with a boolean's time spent true carried across spans.
+import { DAY_MS } from '../../platform/clock.js';
 import type { ResourceState, ResourceType } from '../resources/service.js';
 
+export { DAY_MS };
 export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
 
 /** The bucket lengths a reader may ask for, in milliseconds. */
 export const BUCKETS = { '1m': 60_000, '5m': 300_000, '15m': 900_000, '1h': HOUR_MS, '6h': 6 * HOUR_MS, '1d': DAY_MS } as const;
