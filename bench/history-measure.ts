@@ -4,7 +4,7 @@
 // 1 Hz points, before and after an account of 100 resources × 30 days of 1-minute points is added
 // beside it; the bytes each raw point takes (SQLite) and the server's RSS throughout.
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../src/storage/sqlite-driver.js';
 import pg from 'pg';
 import { rssMb, sleep, stop } from './children.js';
 import { JsonClient } from './http-client.js';
