@@ -21,6 +21,7 @@ import { AccountWrites } from './account-writes/pipeline.js';
 import { BatchService } from './areas/batch/service.js';
 import { HistoryService } from './areas/history/service.js';
 import { HistoryHousekeeping } from './areas/history/housekeeping.js';
+import { StagedPoints } from './areas/history/staged.js';
 import { IdempotentRequests } from './idempotency/service.js';
 import { StreamHub } from './areas/events/stream.js';
 import { ResourcesService } from './areas/resources/service.js';
@@ -204,6 +205,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const historyOptions = { enabled: config.historyEnabled, retentionDays: config.historyRetentionDays, rollupDays: config.historyRollupDays };
   const schedules = new SchedulesService(db, clock, audit, writes, resources, authority);
   authority.register(schedules);
+  const historyStaged = new StagedPoints(db);
   const services: Services = {
     audit,
     accounts,
@@ -216,8 +218,9 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     resources,
     resourceReads,
     batches: new BatchService(writes, resources, events),
-    history: new HistoryService(db, clock, writes, resources, historyOptions),
-    historyHousekeeping: new HistoryHousekeeping(db, clock, historyOptions),
+    history: new HistoryService(db, clock, writes, resources, historyStaged, historyOptions),
+    historyHousekeeping: new HistoryHousekeeping(db, clock, historyOptions, historyStaged),
+    historyStaged,
     schedules,
     installations: new InstallationsService(installationsDirectory()),
     webhooks,

@@ -12,6 +12,7 @@ import type { ResourceReads } from './areas/resources/read-side.js';
 import type { BatchService } from './areas/batch/service.js';
 import type { HistoryService } from './areas/history/service.js';
 import type { HistoryHousekeeping } from './areas/history/housekeeping.js';
+import type { StagedPoints } from './areas/history/staged.js';
 import type { WebhooksService } from './areas/webhooks/service.js';
 import type { AppsService } from './areas/apps/service.js';
 import type { DeveloperService } from './areas/developer/service.js';
@@ -39,6 +40,8 @@ export interface Services {
   history: HistoryService;
   /** The history's aggregates built and what expired removed, in small steps. */
   historyHousekeeping: HistoryHousekeeping;
+  /** The points of live writes, moved from where they are staged into their series. */
+  historyStaged: StagedPoints;
   webhooks: WebhooksService;
   apps: AppsService;
   oauth: OAuthService;

@@ -282,6 +282,14 @@ export interface HistoryPointsTable {
   text: string | null;
 }
 
+/** Points of live writes not yet moved into history_points (migration 0015); SQLite orders them by rowid. */
+export interface HistoryStagedTable {
+  resource_id: string;
+  at: number;
+  value: number | null;
+  text: string | null;
+}
+
 /** The points of one series in one hour, summed up; `true_ms` counts from the hour's first point to its end. */
 export interface HistoryHoursTable {
   series: number;
@@ -326,6 +334,7 @@ export interface Database {
   idempotent_requests: IdempotentRequestsTable;
   history_series: HistorySeriesTable;
   history_points: HistoryPointsTable;
+  history_staged: HistoryStagedTable;
   history_hours: HistoryHoursTable;
   history_stale: HistoryStaleTable;
 }

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.js';
 import { SCHEDULER_INTERVAL_MS } from '../areas/schedules/service.js';
 import { PeriodicTask } from './periodic-task.js';
 import type { HousekeepingReport } from '../areas/history/housekeeping.js';
+import { STAGED_MOVE_INTERVAL_MS } from '../areas/history/staged.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 
 export interface BackgroundWork {
@@ -60,6 +61,8 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     },
     log,
   );
+  // The points live writes staged, moved into their series every second (areas/history/staged.ts).
+  const historyStaged = new PeriodicTask('history-staged', STAGED_MOVE_INTERVAL_MS, () => services.historyStaged.settle(), log);
   // Due schedules are looked for every second; a claim in storage makes each run happen once.
   const scheduler = new PeriodicTask(
     'scheduler',
@@ -76,7 +79,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
     },
     log,
   );
-  for (const task of [flush, pruning, retention, history, scheduler]) {
+  for (const task of [flush, pruning, retention, history, ...(config.historyEnabled ? [historyStaged] : []), scheduler]) {
     services.system.registerWorker(task.name, () => task.report());
     task.start();
   }
@@ -91,6 +94,7 @@ export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger)
       await pruning.stop({ finalRun: false });
       await retention.stop({ finalRun: false });
       await history.stop({ finalRun: false });
+      await historyStaged.stop({ finalRun: false });
       await flush.stop({ finalRun: true });
     },
   };

@@ -1,6 +1,7 @@
 // History's housekeeping, run by the `history` task (workers/background.ts) in small steps with a
 // turn of the event loop between them, each run bounded in time so that no request waits long
-// behind it (the lessons of events' retention: bench/HISTORY.md, "Long runs"):
+// behind it (the lessons of events' retention: bench/HISTORY.md, "Long runs"), once the points
+// live writes staged are moved into their series (staged.ts):
 //   1. PostgreSQL: the day partitions of the days ahead made, and those past retention dropped;
 //   2. hourly aggregates built for the hours that ended (a margin after, for late writers);
 //   3. hours a backfill made stale built again;
@@ -31,6 +32,7 @@ import {
   staleBatch,
 } from './housekeeping-store.js';
 import type { HistoryOptions } from './service.js';
+import type { StagedPoints } from './staged.js';
 
 /** How long after an hour ends its aggregate is built: writers on other machines may run a little late. */
 export const ROLLUP_MARGIN_MS = 5 * 60_000;
@@ -63,12 +65,15 @@ export class HistoryHousekeeping {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly options: HistoryOptions,
+    private readonly staged: StagedPoints,
   ) {}
 
   /** One run: the steps in order until each has nothing left or the run's time is up. */
   async run(signal?: AbortSignal, budgetMs = RUN_BUDGET_MS): Promise<HousekeepingReport> {
     const started = performance.now();
     const report: HousekeepingReport = { hoursBuilt: 0, staleRebuilt: 0, rowsDeleted: 0, partitionsDropped: 0, done: false, sweptAll: false };
+    // The points of live writes into their series first: the hours are aggregated from them.
+    await this.staged.settle();
     const timeLeft = () => !signal?.aborted && performance.now() - started < budgetMs;
     const now = this.clock.now().getTime();
     const rawCut = now - this.options.retentionDays * DAY_MS;

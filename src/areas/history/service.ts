@@ -26,21 +26,21 @@ import {
   addSeries,
   existingTimes,
   findSeries,
-  insertPoints,
   markStale,
-  pointsJoined,
   readHours,
   readPoints,
   retireSeries,
   spansFromPoints,
+  stagePoints,
   stateBefore,
   staleHours,
   upsertSeriesPoints,
-  type ResourcePoint,
   type Series,
   type SpanRow,
 } from './store.js';
 import { lockSeries } from './housekeeping-store.js';
+import { stagedPointsJoined, type StagedPoint } from '../../storage/history-staged.js';
+import type { StagedPoints } from './staged.js';
 
 export interface HistoryOptions {
   /** Whether writes record their states (HISTORY); backfills and reads work either way. */
@@ -84,6 +84,7 @@ export class HistoryService {
     private readonly clock: Clock,
     private readonly writes: AccountWrites,
     private readonly resources: ResourcesService,
+    private readonly staged: StagedPoints,
     readonly options: HistoryOptions,
   ) {}
 
@@ -98,7 +99,7 @@ export class HistoryService {
     react: (exec, written) => this.record(exec, written),
     joined: (written) => {
       const points = this.pointsOf(written);
-      return points.length > 0 ? pointsJoined(points) : undefined;
+      return points.length > 0 ? stagedPointsJoined(points) : undefined;
     },
   };
 
@@ -110,13 +111,15 @@ export class HistoryService {
       else if (event.type === 'resource.deleted') deleted.push((event.data.resource as Resource).id);
     }
     if (created.length > 0) await addSeries(exec, accountId, created, this.clock.now().getTime());
-    await insertPoints(exec, this.pointsOf({ accountId, events, path: 'transaction' }));
+    const points = this.pointsOf({ accountId, events, path: 'transaction' });
+    if (points.length > 0) this.staged.noteStaged();
+    await stagePoints(exec, points);
     await retireSeries(exec, deleted);
   }
 
-  private pointsOf({ events }: Written): ResourcePoint[] {
+  private pointsOf({ events }: Written): StagedPoint[] {
     if (!this.options.enabled) return [];
-    const points: ResourcePoint[] = [];
+    const points: StagedPoint[] = [];
     for (const event of events) {
       const reading = readingOf(event);
       if (reading) points.push({ resourceId: reading.resourceId, at: Date.parse(reading.at), ...storedState(reading.state) });
@@ -126,12 +129,14 @@ export class HistoryService {
 
   /** A page of the resource's points in the range (from ≤ at < to), in order, after `cursor`. */
   async points(accountId: string, resourceId: string, query: PointsQuery): Promise<PointsPage> {
+    await this.staged.settle();
     const { resource, series } = await this.seriesOf(accountId, resourceId);
     return this.pointsOfSeries(resource, series, query);
   }
 
   /** The resource's buckets of `bucket` over the range. */
   async buckets(accountId: string, resourceId: string, bucket: BucketName, query: RangeQuery): Promise<BucketsPage> {
+    await this.staged.settle();
     const { resource, series } = await this.seriesOf(accountId, resourceId);
     return { bucket, data: await this.bucketsOfSeries(resource, series, bucket, query) };
   }
@@ -142,6 +147,7 @@ export class HistoryService {
     resourceIds: readonly string[],
     query: PointsQuery & { bucket?: BucketName },
   ): Promise<{ bucket?: BucketName; data: Array<{ resourceId: string } & (PointsPage | { data: Bucket[] })> }> {
+    await this.staged.settle();
     const found = await Promise.all(
       resourceIds.map(async (resourceId, index) => {
         try {
@@ -190,6 +196,8 @@ export class HistoryService {
     points: readonly BackfillPoint[],
     outcome?: OutcomeRecord,
   ): Promise<{ inserted: number; replaced: number }> {
+    // Staged points first: a backfilled point at the same time as a live one replaces it.
+    await this.staged.settle();
     const { resource, series } = await this.seriesOf(accountId, resourceId);
     const stored = this.checkBackfill(resource, points);
     return this.writes.withoutEvents(

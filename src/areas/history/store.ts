@@ -4,15 +4,10 @@
 import { sql } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
-import { isPostgres, rowsOf, type JoinedRows } from '../../storage/postgres-writes.js';
+import { isPostgres } from '../../storage/postgres-writes.js';
+import { stagePointsAtOnce, type StagedPoint } from '../../storage/history-staged.js';
 import { HOUR_MS, type SpanSums, type StoredState } from './points.js';
 import { spanSumsByRange, type SpanSums as StorageSpanSums } from '../../storage/history-spans.js';
-
-/** A point to write for a resource, by the resource's id. */
-export interface ResourcePoint extends StoredState {
-  resourceId: string;
-  at: number;
-}
 
 export interface Series {
   key: number;
@@ -63,60 +58,18 @@ export async function findSeries(db: Executor, resourceId: string): Promise<Seri
   return row && { key: Number(row.key), rolledUntil: Number(row.rolled_until) };
 }
 
-const insertPointByResource = prepare((db, p: ResourcePoint) =>
-  db
-    .insertInto('history_points')
-    .columns(['series', 'at', 'value', 'text'])
-    .expression((eb) =>
-      eb
-        .selectFrom('history_series')
-        .select(['key as series', eb.val(p.at).as('at'), sql<number | null>`${p.value}`.as('value'), sql<string | null>`${p.text}`.as('text')])
-        .where('resource_id', '=', p.resourceId),
-    )
-    .onConflict((conflict) => conflict.columns(['series', 'at']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), text: eb.ref('excluded.text') }))),
+const stagePoint = prepare((db, p: StagedPoint) =>
+  db.insertInto('history_staged').values({ resource_id: p.resourceId, at: p.at, value: p.value, text: p.text }),
 );
 
 /**
- * Writes the points in the caller's transaction; a later point at the same time of a resource
- * replaces an earlier one. PostgreSQL: one statement.
+ * Stages the points of live writes in the caller's transaction (storage/history-staged.ts moves
+ * them into history_points); a later point at the same time of a resource replaces an earlier one.
  */
-export async function insertPoints(db: Executor, points: readonly ResourcePoint[]): Promise<void> {
+export async function stagePoints(db: Executor, points: readonly StagedPoint[]): Promise<void> {
   if (points.length === 0) return;
-  if (isPostgres(db)) {
-    await sql`${pointsInsertSql(lastPerTime(points))}`.execute(db);
-    return;
-  }
-  for (const point of points) await insertPointByResource.execute(db, point);
-}
-
-/** PostgreSQL: the points as a part of an account's one statement (updates: their series exist). */
-export function pointsJoined(points: readonly ResourcePoint[]): JoinedRows {
-  const latest = lastPerTime(points);
-  return (written) => pointsInsertSql(latest, sql`and exists (select 1 from ${written})`);
-}
-
-function pointsInsertSql(points: readonly ResourcePoint[], joinedCondition = sql``) {
-  const values = rowsOf('p', {
-    resource_id: { values: points.map((point) => point.resourceId), type: 'text' },
-    at: { values: points.map((point) => String(point.at)), type: 'text' },
-    value: { values: points.map((point) => (point.value === null ? '' : String(point.value))), type: 'text' },
-    text: { values: points.map((point) => point.text ?? ''), type: 'text' },
-    kind: { values: points.map((point) => (point.text !== null ? 't' : 'v')), type: 'text' },
-  });
-  // Text columns carry every value (NULL has no place in the arrays): `kind` says which one is set.
-  return sql`
-    insert into history_points (series, at, value, text)
-    select s.key, p.at::bigint, case when p.kind = 'v' then p.value::double precision end, case when p.kind = 't' then p.text end
-    from ${values} join history_series s on s.resource_id = p.resource_id
-    where s.retired = 0 ${joinedCondition}
-    on conflict (series, at) do update set value = excluded.value, text = excluded.text`;
-}
-
-/** One point per resource and time, the last given: an insert may not change a row twice. */
-function lastPerTime(points: readonly ResourcePoint[]): ResourcePoint[] {
-  const last = new Map<string, ResourcePoint>();
-  for (const point of points) last.set(`${point.resourceId}\u0000${point.at}`, point);
-  return [...last.values()];
+  if (isPostgres(db)) await stagePointsAtOnce(db, points);
+  else for (const point of points) await stagePoint.execute(db, point);
 }
 
 /** The backfill's points of one series: which times already held a point (they are replaced). */

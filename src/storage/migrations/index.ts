@@ -13,6 +13,7 @@ import * as accountWebhookCount from './0011_account_webhook_count.js';
 import * as standingAuthority from './0012_standing_authority.js';
 import * as idempotentRequests from './0013_idempotent_requests.js';
 import * as history from './0014_history.js';
+import * as historyStaged from './0015_history_staged.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_standing_authority': standingAuthority,
   '0013_idempotent_requests': idempotentRequests,
   '0014_history': history,
+  '0015_history_staged': historyStaged,
 };
