@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, Executor } from './schema.js';
 import { inTransaction } from './transaction.js';
 import { isPostgres, rowsOf, type JoinedRows } from './postgres-writes.js';
+import { prepare } from './prepared.js';
 
 /** A point staged for a resource, by the resource's id: a number or boolean in `value`, a string in `text`. */
 export interface StagedPoint {
@@ -66,9 +67,15 @@ export function stagedPointsJoined(points: readonly StagedPoint[]): JoinedRows {
   return (written) => stagedInsertSql(points, sql`where exists (select 1 from ${written})`);
 }
 
-/** PostgreSQL: the points staged by one statement. */
-export async function stagePointsAtOnce(db: Executor, points: readonly StagedPoint[]): Promise<void> {
-  await sql`${stagedInsertSql(points)}`.execute(db);
+const stagePoint = prepare((db, p: StagedPoint) =>
+  db.insertInto('history_staged').values({ resource_id: p.resourceId, at: p.at, value: p.value, text: p.text }),
+);
+
+/** Stages the points of live writes in the caller's transaction: PostgreSQL by one statement, SQLite a prepared insert each. */
+export async function stagePoints(db: Executor, points: readonly StagedPoint[]): Promise<void> {
+  if (points.length === 0) return;
+  if (isPostgres(db)) await sql`${stagedInsertSql(points)}`.execute(db);
+  else for (const point of points) await stagePoint.execute(db, point);
 }
 
 function stagedInsertSql(points: readonly StagedPoint[], condition = sql``) {

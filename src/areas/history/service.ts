@@ -31,7 +31,6 @@ import {
   readPoints,
   retireSeries,
   spansFromPoints,
-  stagePoints,
   stateBefore,
   staleHours,
   upsertSeriesPoints,
@@ -39,7 +38,7 @@ import {
   type SpanRow,
 } from './store.js';
 import { lockSeries } from './housekeeping-store.js';
-import { stagedPointsJoined, type StagedPoint } from '../../storage/history-staged.js';
+import { stagedPointsJoined, stagePoints, type StagedPoint } from '../../storage/history-staged.js';
 import type { StagedPoints } from './staged.js';
 
 export interface HistoryOptions {

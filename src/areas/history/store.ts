@@ -5,7 +5,6 @@ import { sql } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Executor } from '../../storage/schema.js';
 import { isPostgres } from '../../storage/postgres-writes.js';
-import { stagePointsAtOnce, type StagedPoint } from '../../storage/history-staged.js';
 import { HOUR_MS, type SpanSums, type StoredState } from './points.js';
 import { spanSumsByRange, type SpanSums as StorageSpanSums } from '../../storage/history-spans.js';
 
@@ -56,20 +55,6 @@ const seriesByResource = prepare((db, p: { resourceId: string }) =>
 export async function findSeries(db: Executor, resourceId: string): Promise<Series | undefined> {
   const row = await seriesByResource.first(db, { resourceId });
   return row && { key: Number(row.key), rolledUntil: Number(row.rolled_until) };
-}
-
-const stagePoint = prepare((db, p: StagedPoint) =>
-  db.insertInto('history_staged').values({ resource_id: p.resourceId, at: p.at, value: p.value, text: p.text }),
-);
-
-/**
- * Stages the points of live writes in the caller's transaction (storage/history-staged.ts moves
- * them into history_points); a later point at the same time of a resource replaces an earlier one.
- */
-export async function stagePoints(db: Executor, points: readonly StagedPoint[]): Promise<void> {
-  if (points.length === 0) return;
-  if (isPostgres(db)) await stagePointsAtOnce(db, points);
-  else for (const point of points) await stagePoint.execute(db, point);
 }
 
 /** The backfill's points of one series: which times already held a point (they are replaced). */
