@@ -36,6 +36,8 @@ export interface Config {
   webhookLeaseSeconds: number;
   /** The limit of one delivery attempt: 10 s; tests shorten it (WEBHOOK_TIMEOUT_MS). */
   webhookTimeoutMs: number;
+  /** WEBHOOK_DISABLE_AFTER_HOURS: a webhook none of whose deliveries succeeded this long is disabled (0: never). */
+  webhookDisableAfterHours: number;
   accessTokenTtlSeconds: number;
   signupCapacity: number;
   developerSessionTtlSeconds: number;
@@ -128,6 +130,15 @@ function integer(env: Env, name: string, fallback: number, min: number, max = Nu
   if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+/** A number of hours, fractions allowed (tests use seconds' worth), at least 0. */
+function hours(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !Number.isFinite(value)) throw new ConfigError(`${name} must be a number of hours (0 or more), got "${raw}"`);
   return value;
 }
 
@@ -255,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookLeaseSeconds: webhookLeaseSeconds(env, webhookTimeoutMs),
     webhookTimeoutMs,
+    webhookDisableAfterHours: hours(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 72),
     accessTokenTtlSeconds: Math.min(integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 1), MAX_ACCESS_TOKEN_TTL_SECONDS),
     signupCapacity: integer(env, 'SIGNUP_CAPACITY', 10000, 0),
     developerSessionTtlSeconds: integer(env, 'DEVELOPER_SESSION_TTL_SECONDS', 43_200, 1, 43_200),

@@ -151,10 +151,11 @@ export async function openContext(config: Config, options: ContextOptions = {}):
   const sender = new WebhookSender(config.webhookAllowPrivateTargets, config.webhookTimeoutMs);
   // What acts later on an account's behalf stops with the credential that authorized it.
   const authority = new StandingAuthority(db, domain, liveCredentials);
-  const webhooks = new WebhooksService(db, clock, audit, authority, usage, secrets.box, sender, {
+  const webhooks = new WebhooksService(db, clock, audit, authority, usage, secrets.box, sender, eventReads, {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
     retrySchedule: config.webhookRetrySchedule,
     leaseMs: config.webhookLeaseSeconds * 1000,
+    disableAfterMs: config.webhookDisableAfterHours * 3_600_000,
   });
   authority.register(webhooks);
   authority.register(oauth.clientCredentialsAuthority);
@@ -179,7 +180,7 @@ export async function openContext(config: Config, options: ContextOptions = {}):
     signupLimiter.onRefused = () => metrics.rateLimitRefused('signup');
     rateLimiter.onRefused = (key) => metrics.rateLimitRefused(key.startsWith('ip:') ? 'ip' : 'credential');
     writes.afterCommit(({ events: appended, path }) => metrics.committed(appended, path));
-    webhooks.onAttempt((outcome, seconds) => metrics.deliveryAttempt(outcome, seconds));
+    webhooks.attempts.onAttempt((outcome, seconds) => metrics.deliveryAttempt(outcome, seconds));
     metrics.gauge('devdata_webhook_queue_depth', 'Webhook deliveries waiting to be made (first attempts and retries)', () => webhooks.queueDepth());
     metrics.labelledGauge('devdata_storage_connections', 'Storage connections by state: idle, busy, and requests waiting for one', 'state', () => {
       const { total, idle, waiting } = storage.connections();

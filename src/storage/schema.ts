@@ -137,6 +137,10 @@ export interface WebhooksTable {
   gap_from: number | null;
   gap_to: number | null;
   gap_dropped: Generated<number>;
+  /** The first failed attempt since the last success; null while deliveries succeed. */
+  failing_since: string | null;
+  /** Deliveries that ended failed since `failing_since`. */
+  failed_deliveries: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -155,6 +159,8 @@ export interface WebhookDeliveriesTable {
   attempts: string;
   next_attempt_at: string | null;
   claimed_until: string | null;
+  /** `event`, `test` or `replay` (migration 0016). */
+  origin: Generated<string>;
   created_at: string;
   completed_at: string | null;
 }

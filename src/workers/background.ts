@@ -18,10 +18,11 @@ export interface BackgroundWork {
 export function startBackgroundWork(context: AppContext, log: FastifyBaseLogger): BackgroundWork {
   const { config, services, metrics, writes } = context;
 
-  const dispatcher = new WebhookDispatcher(services.webhooks, log, { concurrency: 64, pollIntervalMs: 500 });
+  const dispatcher = new WebhookDispatcher(services.webhooks.attempts, log, { concurrency: 64, pollIntervalMs: 500 });
   const stopWaking = writes.afterCommit(() => {
     if (services.webhooks.takeQueuedFlag()) dispatcher.wake();
   });
+  services.webhooks.resends.onQueued(() => dispatcher.wake());
   services.system.registerWorker('webhooks', () => dispatcher.report());
   dispatcher.start();
 

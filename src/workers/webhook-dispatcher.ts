@@ -3,7 +3,7 @@
 // failing receiver holds at most its own share of the attempts (IN_FLIGHT_PER_WEBHOOK), never
 // the queue.
 import type { FastifyBaseLogger } from 'fastify';
-import type { WebhooksService } from '../areas/webhooks/service.js';
+import type { WebhookAttempts } from '../areas/webhooks/attempts.js';
 
 export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<void>>();
@@ -19,7 +19,7 @@ export class WebhookDispatcher {
   private lastFailureAt: string | null = null;
 
   constructor(
-    private readonly webhooks: WebhooksService,
+    private readonly webhooks: WebhookAttempts,
     private readonly log: FastifyBaseLogger,
     private readonly options: { concurrency: number; pollIntervalMs: number },
   ) {}

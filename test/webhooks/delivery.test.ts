@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Stripe from 'stripe';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/processes.js';
 import { ManualClock, useTestApp, type TestAccount, type TestApp } from '../support/app.js';
@@ -36,7 +38,17 @@ interface Delivery {
   eventId: number;
   eventType: string;
   status: 'pending' | 'succeeded' | 'failed';
-  attempts: Array<{ attempt: number; at: string; responseStatus: number | null; error: string | null; durationMs: number }>;
+  test: boolean;
+  replay: boolean;
+  attempts: Array<{
+    attempt: number;
+    at: string;
+    responseStatus: number | null;
+    error: string | null;
+    durationMs: number;
+    requestHeaders: Record<string, string>;
+    responseBody: string | null;
+  }>;
   createdAt: string;
   completedAt: string | null;
   nextAttemptAt: string | null;
@@ -169,7 +181,32 @@ describe('webhook delivery', () => {
       expect(verify(received.rawBody, sign(hook.secret, old + 10, received.rawBody), hook.secret)).toBe(true);
       expect(() => stripe.webhooks.constructEvent(received.rawBody, sign(hook.secret, old, received.rawBody), hook.secret)).toThrow();
 
-      // The history shows it, in the decided shape.
+      // Standard Webhooks' headers, verified by its own library and by Svix's, unchanged.
+      expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(received.headers['webhook-id']).toBe(received.headers['x-service-delivery-id']);
+      expect(received.headers['webhook-timestamp']).toBe(String(timestamp));
+      expect(received.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      const otherSecret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+      const standardHeaders = {
+        'webhook-id': String(received.headers['webhook-id']),
+        'webhook-timestamp': String(received.headers['webhook-timestamp']),
+        'webhook-signature': String(received.headers['webhook-signature']),
+      };
+      expect(new StandardWebhook(hook.secret).verify(received.rawBody, standardHeaders)).toEqual(parsed);
+      // Svix's verifier returns nothing and throws on a failure.
+      expect(() => new SvixWebhook(hook.secret).verify(received.rawBody, standardHeaders)).not.toThrow();
+      const svixHeaders = {
+        'svix-id': standardHeaders['webhook-id'],
+        'svix-timestamp': standardHeaders['webhook-timestamp'],
+        'svix-signature': standardHeaders['webhook-signature'],
+      };
+      expect(() => new SvixWebhook(hook.secret).verify(received.rawBody, svixHeaders)).not.toThrow();
+      expect(() => new SvixWebhook(otherSecret).verify(received.rawBody, svixHeaders)).toThrow();
+      expect(() => new StandardWebhook(otherSecret).verify(received.rawBody, standardHeaders)).toThrow();
+      expect(() => new SvixWebhook(hook.secret).verify(received.rawBody.replace('1250', '1251'), standardHeaders)).toThrow();
+      expect(() => new StandardWebhook(hook.secret).verify(received.rawBody, { ...standardHeaders, 'webhook-id': 'dlv_other' })).toThrow();
+
+      // The history shows it, in the decided shape: the headers sent and the start of the answer.
       await until(async () => (await deliveries(caller.key, hook.id))[0]?.status === 'succeeded', 'the delivery to be recorded');
       const [delivery] = await deliveries(caller.key, hook.id);
       expect(delivery).toEqual({
@@ -177,7 +214,26 @@ describe('webhook delivery', () => {
         eventId: event.id,
         eventType: 'custom.order_paid',
         status: 'succeeded',
-        attempts: [{ attempt: 1, at: expect.stringMatching(ISO_MS), responseStatus: 200, error: null, durationMs: expect.any(Number) }],
+        test: false,
+        replay: false,
+        attempts: [
+          {
+            attempt: 1,
+            at: expect.stringMatching(ISO_MS),
+            responseStatus: 200,
+            error: null,
+            durationMs: expect.any(Number),
+            requestHeaders: {
+              'content-type': 'application/json',
+              'user-agent': 'devdata-webhooks/1.3.0',
+              'x-service-signature': header,
+              'x-service-event-id': String(event.id),
+              'x-service-delivery-id': received.headers['x-service-delivery-id'],
+              ...standardHeaders,
+            },
+            responseBody: 'ok',
+          },
+        ],
         createdAt: expect.stringMatching(ISO_MS),
         completedAt: expect.stringMatching(ISO_MS),
         nextAttemptAt: null,
@@ -443,6 +499,8 @@ describe('webhook delivery', () => {
         eventId: event.id,
         eventType: 'custom.retry',
         status: 'pending',
+        test: false,
+        replay: false,
         attempts: [],
         createdAt: failed!.createdAt,
         completedAt: null,

@@ -63,7 +63,7 @@ describe('webhook management', () => {
         enabled: true,
         disabledReason: null,
         createdAt: expect.stringMatching(ISO_MS),
-        secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43,}$/),
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       });
       expect(response.json.updatedAt).toBe(response.json.createdAt);
       expect(Date.parse(response.json.createdAt)).toBeGreaterThanOrEqual(before - 1);

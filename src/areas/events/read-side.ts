@@ -107,6 +107,11 @@ export class EventReads {
     return listEvents(this.db, accountId, query);
   }
 
+  /** The same events as their API JSON, exactly as stored (a replay's payloads). */
+  readJson(accountId: string, query: { after: number; limit: number; upTo?: number }): Promise<Array<{ id: number; type: string; json: Buffer }>> {
+    return listEventsJson(this.db, accountId, query);
+  }
+
   newestId(accountId: string, exec: Executor = this.db): Promise<number> {
     return newestEventId(exec, accountId);
   }

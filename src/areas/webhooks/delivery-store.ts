@@ -3,7 +3,10 @@
 import { sql, type Selectable } from 'kysely';
 import type { Authorizer } from '../../platform/credential.js';
 import type { Executor, WebhookDeliveriesTable } from '../../storage/schema.js';
-import type { Attempt, Delivery } from './schemas.js';
+import type { Attempt, Delivery, DeliveryQuery } from './schemas.js';
+
+/** What queued a delivery: an event's write, POST …/test, or a replay or recover. */
+export type DeliveryOrigin = 'event' | 'test' | 'replay';
 
 export interface DeliveryRow {
   id: string;
@@ -16,6 +19,7 @@ export interface DeliveryRow {
   status: Delivery['status'];
   attempts: Attempt[];
   nextAttemptAt: string | null;
+  origin: DeliveryOrigin;
   createdAt: string;
   completedAt: string | null;
 }
@@ -34,6 +38,7 @@ const DELIVERY_COLUMNS = [
   'status',
   'attempts',
   'next_attempt_at',
+  'origin',
   'created_at',
   'completed_at',
 ] as const;
@@ -48,32 +53,36 @@ function toDelivery(row: Pick<Selectable<WebhookDeliveriesTable>, (typeof DELIVE
     payload: row.payload,
     gap: row.gap,
     status: row.status as DeliveryRow['status'],
-    attempts: JSON.parse(row.attempts) as Attempt[],
+    // Attempts recorded before migration 0016 have no headers or body.
+    attempts: (JSON.parse(row.attempts) as Array<Partial<Attempt>>).map((attempt) => ({ requestHeaders: {}, responseBody: null, ...attempt }) as Attempt),
     nextAttemptAt: row.next_attempt_at,
+    origin: row.origin as DeliveryOrigin,
     createdAt: row.created_at,
     completedAt: row.completed_at,
   };
 }
 
+function deliveryValues(delivery: DeliveryRow) {
+  return {
+    id: delivery.id,
+    webhook_id: delivery.webhookId,
+    account_id: delivery.accountId,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    payload: delivery.payload,
+    gap: delivery.gap,
+    status: delivery.status,
+    attempts: JSON.stringify(delivery.attempts),
+    next_attempt_at: delivery.nextAttemptAt,
+    claimed_until: null,
+    origin: delivery.origin,
+    created_at: delivery.createdAt,
+    completed_at: null,
+  };
+}
+
 export async function insertDelivery(db: Executor, delivery: DeliveryRow, clearGap: boolean): Promise<void> {
-  await db
-    .insertInto('webhook_deliveries')
-    .values({
-      id: delivery.id,
-      webhook_id: delivery.webhookId,
-      account_id: delivery.accountId,
-      event_id: delivery.eventId,
-      event_type: delivery.eventType,
-      payload: delivery.payload,
-      gap: delivery.gap,
-      status: delivery.status,
-      attempts: JSON.stringify(delivery.attempts),
-      next_attempt_at: delivery.nextAttemptAt,
-      claimed_until: null,
-      created_at: delivery.createdAt,
-      completed_at: null,
-    })
-    .execute();
+  await db.insertInto('webhook_deliveries').values(deliveryValues(delivery)).execute();
   await db
     .updateTable('webhooks')
     .set((eb) => ({
@@ -84,23 +93,86 @@ export async function insertDelivery(db: Executor, delivery: DeliveryRow, clearG
     .execute();
 }
 
+/** Deliveries of one webhook queued at once (a replay, a recover, a test), 200 rows a statement. */
+export async function insertDeliveries(db: Executor, webhookId: string, deliveries: readonly DeliveryRow[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  for (let start = 0; start < deliveries.length; start += 200) {
+    await db
+      .insertInto('webhook_deliveries')
+      .values(deliveries.slice(start, start + 200).map(deliveryValues))
+      .execute();
+  }
+  await db
+    .updateTable('webhooks')
+    .set((eb) => ({ pending_count: eb('pending_count', '+', deliveries.length) }))
+    .where('id', '=', webhookId)
+    .execute();
+}
+
 export async function findDelivery(db: Executor, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
   const row = await db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('id', '=', id).where('webhook_id', '=', webhookId).executeTakeFirst();
   return row && toDelivery(row);
 }
 
-/** Every pending delivery and the newest `completedKept` completed ones, newest first. */
-export async function listDeliveries(db: Executor, webhookId: string, completedKept: number): Promise<DeliveryRow[]> {
-  const newestFirst = (completed: boolean) =>
-    db
+/**
+ * A page of the webhook's deliveries, newest first (by when queued, then event and id), of one
+ * status when asked, after the delivery `before` when given; undefined when `before` is not one of
+ * its deliveries.
+ */
+export async function listDeliveries(
+  db: Executor,
+  webhookId: string,
+  query: DeliveryQuery & { limit: number; completedKept: number },
+): Promise<DeliveryRow[] | undefined> {
+  // Completed deliveries past the newest `completedKept` are gone, whenever housekeeping deletes them.
+  const kept = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '!=', 'pending')
+    .orderBy('completed_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(query.completedKept);
+  let select = db
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_COLUMNS)
+    .where('webhook_id', '=', webhookId)
+    .where((eb) => eb.or([eb('status', '=', 'pending'), eb('id', 'in', kept)]));
+  if (query.status !== undefined) select = select.where('status', '=', query.status);
+  if (query.before !== undefined) {
+    const edge = await db
       .selectFrom('webhook_deliveries')
-      .select(DELIVERY_COLUMNS)
+      .select(['created_at', 'event_id', 'id'])
+      .where('id', '=', query.before)
       .where('webhook_id', '=', webhookId)
-      .where('status', completed ? '!=' : '=', 'pending')
-      .orderBy('created_at', 'desc')
-      .orderBy('event_id', 'desc');
-  const [pending, completed] = await Promise.all([newestFirst(false).execute(), newestFirst(true).limit(completedKept).execute()]);
-  return [...pending, ...completed].map(toDelivery).sort((a, b) => (a.createdAt === b.createdAt ? b.eventId - a.eventId : a.createdAt < b.createdAt ? 1 : -1));
+      .executeTakeFirst();
+    if (!edge) return undefined;
+    const { created_at: createdAt, event_id: eventId, id } = edge;
+    select = select.where((eb) =>
+      eb.or([
+        eb('created_at', '<', createdAt),
+        eb.and([eb('created_at', '=', createdAt), eb('event_id', '<', eventId)]),
+        eb.and([eb('created_at', '=', createdAt), eb('event_id', '=', eventId), eb('id', '<', id)]),
+      ]),
+    );
+  }
+  const rows = await select.orderBy('created_at', 'desc').orderBy('event_id', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  return rows.map(toDelivery);
+}
+
+/** The webhook's deliveries that ended failed at or after `sinceIso`, oldest first, at most `limit`. */
+export async function failedDeliveriesSince(db: Executor, webhookId: string, sinceIso: string, limit: number): Promise<DeliveryRow[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_COLUMNS)
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'failed')
+    .where('completed_at', '>=', sinceIso)
+    .orderBy('completed_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(toDelivery);
 }
 
 /**
@@ -120,7 +192,8 @@ export async function dueDeliveries(
     .where('webhook_deliveries.status', '=', 'pending')
     .where('webhook_deliveries.next_attempt_at', '<=', nowIso)
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', nowIso)]))
-    .where('webhooks.enabled', '=', 1);
+    // A test is sent even while its webhook is disabled.
+    .where((eb) => eb.or([eb('webhooks.enabled', '=', 1), eb('webhook_deliveries.origin', '=', 'test')]));
   if (excluded.length > 0) query = query.where('webhook_deliveries.webhook_id', 'not in', excluded);
   const rows = await query.orderBy('webhook_deliveries.next_attempt_at').limit(count).execute();
   return rows.map((row) => ({ id: row.id, webhookId: row.webhook_id }));
@@ -163,12 +236,23 @@ export async function claimDeliveries(db: Executor, ids: readonly string[], nowI
   });
 }
 
-/** Records an attempt; a completed delivery leaves the webhook's pending count. */
+/** Since when a webhook has failed, and how many of its deliveries ended failed since then. */
+export interface FailingState {
+  failingSince: string | null;
+  failedDeliveries: number;
+}
+
+/**
+ * Records an attempt, and on the webhook: a completed delivery leaves its pending count; a success
+ * ends its failing spell, a failure starts one (at the attempt's time) or continues it, and a
+ * delivery that ended failed counts. Returns the webhook's failing state after it, or undefined
+ * when the delivery was no longer pending (another process recorded it, or it was cut off).
+ */
 export async function recordAttempt(
   db: Executor,
   delivery: { id: string; webhookId: string },
-  update: { status: DeliveryRow['status']; attempts: Attempt[]; nextAttemptAt: string | null; completedAt: string | null },
-): Promise<void> {
+  update: { status: DeliveryRow['status']; attempts: Attempt[]; nextAttemptAt: string | null; completedAt: string | null; succeeded: boolean; at: string },
+): Promise<FailingState | undefined> {
   const result = await db
     .updateTable('webhook_deliveries')
     .set({
@@ -181,13 +265,35 @@ export async function recordAttempt(
     .where('id', '=', delivery.id)
     .where('status', '=', 'pending')
     .executeTakeFirst();
-  if (update.status !== 'pending' && Number(result.numUpdatedRows) > 0) {
-    await db
-      .updateTable('webhooks')
-      .set((eb) => ({ pending_count: sql<number>`case when ${eb.ref('pending_count')} > 0 then ${eb.ref('pending_count')} - 1 else 0 end` }))
-      .where('id', '=', delivery.webhookId)
-      .execute();
-  }
+  if (Number(result.numUpdatedRows) === 0) return undefined;
+  const completed = update.status !== 'pending';
+  const row = await db
+    .updateTable('webhooks')
+    .set((eb) => ({
+      ...(completed ? { pending_count: sql<number>`case when ${eb.ref('pending_count')} > 0 then ${eb.ref('pending_count')} - 1 else 0 end` } : {}),
+      ...(update.succeeded
+        ? { failing_since: null, failed_deliveries: 0 }
+        : {
+            failing_since: eb.fn.coalesce('failing_since', eb.val(update.at)),
+            ...(update.status === 'failed' ? { failed_deliveries: eb('failed_deliveries', '+', 1) } : {}),
+          }),
+    }))
+    .where('id', '=', delivery.webhookId)
+    .returning(['failing_since', 'failed_deliveries'])
+    .executeTakeFirst();
+  return row && { failingSince: row.failing_since, failedDeliveries: Number(row.failed_deliveries) };
+}
+
+/** Moves the webhook's pending, unclaimed deliveries due before `untilIso` to it (a receiver's Retry-After). */
+export async function deferPending(db: Executor, webhookId: string, untilIso: string, nowIso: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: untilIso })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<', untilIso)
+    .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', nowIso)]))
+    .execute();
 }
 
 /** Puts a completed delivery back in the queue (manual retry). */

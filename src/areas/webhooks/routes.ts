@@ -5,15 +5,19 @@ import { credentialOf } from '../../platform/access.js';
 import { outcomeRecordOf } from '../../platform/idempotency.js';
 import { errorResponse } from '../../platform/openapi-responses.js';
 import { IdParams, NoContent, ref } from '../../platform/schemas.js';
-import { HISTORY_KEPT, MAX_ATTEMPTS, MAX_WEBHOOKS_PER_ACCOUNT, QUEUE_CAP, type WebhooksService } from './service.js';
-import { CreateWebhookBody, UpdateWebhookBody } from './schemas.js';
-import { SIGNATURE_HEADER } from './signing.js';
+import { MAX_WEBHOOKS_PER_ACCOUNT, type WebhooksService } from './service.js';
+import { HISTORY_KEPT, QUEUE_CAP } from './resends.js';
+import { MAX_ATTEMPTS, MAX_RETRY_AFTER_SECONDS, MIN_FAILED_TO_DISABLE } from './attempts.js';
+import { RESPONSE_EXCERPT_BYTES } from './sender.js';
+import { CreateWebhookBody, DeliveriesQuery, RecoverBody, ReplayBody, UpdateWebhookBody } from './schemas.js';
+import { SIGNATURE_HEADER, STANDARD_HEADERS } from './signing.js';
 import type { Capability } from '../system/capability.js';
 import type { Config } from '../../config.js';
 
 export { webhookSchemas } from './schemas.js';
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
+  const { resends } = webhooks;
   const manage = { auth: { scopes: ['webhooks:manage' as const] } };
   const manageAndRead = { auth: { scopes: ['webhooks:manage' as const, 'events:read' as const] } };
   const WebhookParams = IdParams;
@@ -87,14 +91,17 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
       config: manage,
       schema: {
         operationId: 'listWebhookDeliveries',
-        summary: 'Delivery attempts and results, newest first (pending, and the latest 500 completed)',
+        summary: `Deliveries, newest first (the pending ones and the latest ${HISTORY_KEPT} completed): each attempt with the headers sent and the start of the answer`,
         tags: ['webhooks'],
         params: WebhookParams,
-        response: { 200: Type.Object({ data: Type.Array(ref('WebhookDelivery')) }) },
+        querystring: DeliveriesQuery,
+        response: { 200: ref('WebhookDeliveryPage') },
       },
     },
-    async (request) => ({ data: await webhooks.deliveries(credentialOf(request).accountId, request.params.id) }),
+    async (request) => resends.deliveries(credentialOf(request).accountId, request.params.id, request.query),
   );
+
+  const queuedConflict = errorResponse('conflict', `the webhook's credential ended (enable it again first), or its queue is full (${QUEUE_CAP} pending)`);
 
   app.post(
     '/api/v1/webhooks/:id/deliveries/:deliveryId/retry',
@@ -114,7 +121,57 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         },
       },
     },
-    async (request) => webhooks.retry(credentialOf(request).accountId, request.params.id, request.params.deliveryId, outcomeRecordOf(request)),
+    async (request) => resends.retry(credentialOf(request).accountId, request.params.id, request.params.deliveryId, outcomeRecordOf(request)),
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/test',
+    {
+      config: { ...manage, outcome: { status: 202 } },
+      schema: {
+        operationId: 'testWebhook',
+        summary: 'Send a webhook.test delivery (event id 0, not an event of the log), even while the webhook is disabled',
+        tags: ['webhooks'],
+        params: WebhookParams,
+        response: { 202: ref('WebhookTestDelivery'), 409: queuedConflict },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await resends.test(credentialOf(request).accountId, request.params.id, outcomeRecordOf(request))),
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/replay',
+    {
+      // It sends the events' contents again, as enabling does.
+      config: { ...manageAndRead, outcome: { status: 202 } },
+      schema: {
+        operationId: 'replayWebhook',
+        summary: `Deliver again every retained event in (after, until] the webhook subscribes to, as new deliveries (at most ${QUEUE_CAP} pending)`,
+        tags: ['webhooks'],
+        params: WebhookParams,
+        body: ReplayBody,
+        response: { 202: ref('WebhookReplay'), 409: queuedConflict, 410: errorResponse('cursor_expired') },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await resends.replay(credentialOf(request).accountId, request.params.id, request.body, outcomeRecordOf(request))),
+  );
+
+  app.post(
+    '/api/v1/webhooks/:id/recover',
+    {
+      config: { ...manage, outcome: { status: 202 } },
+      schema: {
+        operationId: 'recoverWebhook',
+        summary: 'Send again, as new deliveries, every delivery that ended failed at or after a time',
+        tags: ['webhooks'],
+        params: WebhookParams,
+        body: RecoverBody,
+        response: { 202: ref('WebhookRecover'), 409: queuedConflict },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await resends.recover(credentialOf(request).accountId, request.params.id, request.body.since, outcomeRecordOf(request))),
   );
 
   app.post(
@@ -146,6 +203,12 @@ export function webhooksCapability(config: Config): Capability {
       retryScheduleSeconds: config.webhookRetrySchedule,
       timeoutSeconds: config.webhookTimeoutMs / 1000,
       signatureHeader: SIGNATURE_HEADER,
+      standardWebhooksHeaders: [...STANDARD_HEADERS],
+      tools: ['test', 'replay', 'recover'],
+      responseExcerptBytes: RESPONSE_EXCERPT_BYTES,
+      maxRetryAfterSeconds: MAX_RETRY_AFTER_SECONDS,
+      disableAfterHours: config.webhookDisableAfterHours,
+      minFailedToDisable: MIN_FAILED_TO_DISABLE,
     },
   };
 }

@@ -1,8 +1,26 @@
 // The API's shapes of webhooks and their deliveries: the schemas the routes validate and document
 // with, and the types the service and the store work with, derived from them.
 import { Type, type Static } from 'typebox';
-import { DisabledReason, DisplayName, Timestamp } from '../../platform/schemas.js';
+import { DisplayName, Timestamp, ref } from '../../platform/schemas.js';
+import { CUT_OFF_REASONS } from '../../platform/credential.js';
 import { EVENT_TYPES } from '../events/event.js';
+
+/**
+ * Why the service disabled a webhook: its authorizing credential ended (the queue was cleared), the
+ * receiver answered 410 Gone, or no delivery succeeded for WEBHOOK_DISABLE_AFTER_HOURS.
+ */
+export const WEBHOOK_DISABLED_REASONS = [...CUT_OFF_REASONS, 'receiver_gone', 'failing'] as const;
+export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
+/** Typed by hand: Static cannot read the literals' union out of a mapped array. */
+const DisabledReason = Type.Unsafe<WebhookDisabledReason | null>(
+  Type.Union([...WEBHOOK_DISABLED_REASONS.map((reason) => Type.Literal(reason)), Type.Null()], {
+    description:
+      'Why the service disabled it: the credential that authorized it was revoked or expired, the receiver answered 410 Gone ' +
+      '(receiver_gone), or no delivery succeeded for WEBHOOK_DISABLE_AFTER_HOURS (failing); enable it again to resume. Null otherwise',
+  }),
+);
+
+const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
 
 const UrlField = Type.String({ minLength: 1, maxLength: 2048, description: 'https on port 443 to a public address' });
 const EventsField = Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
@@ -32,13 +50,19 @@ const AttemptSchema = Type.Object({
   responseStatus: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
   durationMs: Type.Integer(),
+  requestHeaders: Type.Record(Type.String(), Type.String(), { description: 'The headers sent, by lower-case name, signatures included' }),
+  responseBody: Type.Union([Type.String(), Type.Null()], {
+    description: "The answer's first 1,024 bytes as UTF-8 (a character cut at the edge dropped); null when nothing was answered",
+  }),
 });
 const DeliverySchema = Type.Object(
   {
     id: Type.String(),
-    eventId: Type.Integer(),
+    eventId: Type.Integer({ description: 'The event delivered; 0 for a test delivery' }),
     eventType: Type.String(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+    status: DeliveryStatus,
+    test: Type.Boolean({ description: 'Sent by POST …/test: not an event of the log' }),
+    replay: Type.Boolean({ description: 'Sent again by a replay or a recover (header X-Service-Replay: true)' }),
     attempts: Type.Array(AttemptSchema),
     createdAt: Timestamp,
     completedAt: Type.Union([Timestamp, Type.Null()]),
@@ -56,7 +80,48 @@ export const UpdateWebhookBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const webhookSchemas = [WebhookSchema, WebhookWithSecretSchema, DeliverySchema];
+export const DeliveriesQuery = Type.Object(
+  {
+    status: Type.Optional(DeliveryStatus),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'At most this many (default: every kept delivery)' })),
+    before: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A delivery id: the page continues after it, older' })),
+  },
+  { additionalProperties: false },
+);
+export const ReplayBody = Type.Object(
+  {
+    after: Type.Integer({ minimum: 0, description: 'A cursor: the events after it are sent again' }),
+    until: Type.Optional(Type.Integer({ minimum: 0, description: 'The last event sent again (default: the newest)' })),
+  },
+  { additionalProperties: false },
+);
+export const RecoverBody = Type.Object(
+  { since: Type.String({ format: 'date-time', description: 'Deliveries that ended failed at or after this time are sent again' }) },
+  { additionalProperties: false },
+);
+const TestDeliverySchema = Type.Object({ deliveryId: Type.String() }, { $id: 'WebhookTestDelivery' });
+const ReplayResultSchema = Type.Object(
+  {
+    queued: Type.Integer({ description: 'New deliveries queued' }),
+    skipped: Type.Integer({ description: 'Matching events left out: the queue holds at most 1,000 pending deliveries' }),
+  },
+  { $id: 'WebhookReplay' },
+);
+const RecoverResultSchema = Type.Object({ queued: Type.Integer({ description: 'New deliveries queued' }) }, { $id: 'WebhookRecover' });
+const DeliveryPageSchema = Type.Object(
+  { data: Type.Array(ref('WebhookDelivery'), { description: 'A page of `limit` deliveries may have more after it: ask again with before=<its last id>' }) },
+  { $id: 'WebhookDeliveryPage' },
+);
+
+export const webhookSchemas = [
+  WebhookSchema,
+  WebhookWithSecretSchema,
+  DeliverySchema,
+  DeliveryPageSchema,
+  TestDeliverySchema,
+  ReplayResultSchema,
+  RecoverResultSchema,
+];
 
 export type Webhook = Static<typeof WebhookSchema>;
 export type WebhookWithSecret = Static<typeof WebhookWithSecretSchema>;
@@ -64,3 +129,7 @@ export type Attempt = Static<typeof AttemptSchema>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type CreateWebhook = Static<typeof CreateWebhookBody>;
 export type WebhookChanges = Static<typeof UpdateWebhookBody>;
+export type DeliveryQuery = Static<typeof DeliveriesQuery>;
+export type DeliveryPage = { data: Delivery[] };
+export type ReplayRange = Static<typeof ReplayBody>;
+export type ReplayResult = Static<typeof ReplayResultSchema>;

@@ -5,11 +5,19 @@ import { Agent, request } from 'undici';
 import { ForbiddenAddressError, ipLiteral, isPublicAddress, publicOnlyLookup } from '../../platform/public-address.js';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/** How much of an answer's body an attempt records (api-decisions §14). */
+export const RESPONSE_EXCERPT_BYTES = 1024;
+/** How much of an answer's body is read at most; the connection is dropped past it. */
+const RESPONSE_READ_LIMIT = 64 * 1024;
 
 export interface SendResult {
   responseStatus: number | null;
   error: string | null;
   durationMs: number;
+  /** The first RESPONSE_EXCERPT_BYTES of the answer's body as UTF-8 (a character cut at the edge dropped); null without an answer. */
+  responseBody: string | null;
+  /** What a 429 or 503 asked for in `Retry-After`, in seconds from now; null otherwise. */
+  retryAfterSeconds: number | null;
 }
 
 export class WebhookSender {
@@ -46,13 +54,15 @@ export class WebhookSender {
         dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const responseBody = await excerptOf(response.body);
       const status = response.statusCode;
-      if (status >= 200 && status < 300) return { responseStatus: status, error: null, durationMs: elapsed() };
+      const answered = { responseStatus: status, responseBody, retryAfterSeconds: null };
+      if (status >= 200 && status < 300) return { ...answered, error: null, durationMs: elapsed() };
       const error = status >= 300 && status < 400 ? `redirect (${status}) not followed` : `receiver answered ${status}`;
-      return { responseStatus: status, error, durationMs: elapsed() };
+      const retryAfterSeconds = status === 429 || status === 503 ? retryAfter(response.headers['retry-after']) : null;
+      return { ...answered, retryAfterSeconds, error, durationMs: elapsed() };
     } catch (error) {
-      return { responseStatus: null, error: this.describeFailure(error), durationMs: elapsed() };
+      return { responseStatus: null, error: this.describeFailure(error), durationMs: elapsed(), responseBody: null, retryAfterSeconds: null };
     }
   }
 
@@ -70,4 +80,38 @@ export class WebhookSender {
     if (cause?.code === 'EADDRFORBIDDEN' || code === 'EADDRFORBIDDEN') return `destination refused: ${cause?.message ?? message}`;
     return cause?.code ?? code ?? message ?? 'request failed';
   }
+}
+
+/** Reads the body (up to RESPONSE_READ_LIMIT, so the connection can be reused) and keeps its first bytes as text. */
+async function excerptOf(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      if (keptBytes < RESPONSE_EXCERPT_BYTES) {
+        const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - keptBytes);
+        kept.push(part);
+        keptBytes += part.length;
+      }
+      read += chunk.length;
+      if (read > RESPONSE_READ_LIMIT) {
+        body.destroy();
+        break;
+      }
+    }
+  } catch {
+    // A body cut short still has its first bytes.
+  }
+  // Streaming decode holds back a character whose bytes the edge cut.
+  return new TextDecoder().decode(Buffer.concat(kept), { stream: true });
+}
+
+/** `Retry-After` as seconds from now: a number of seconds or an HTTP date; null when absent or unreadable. */
+export function retryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return null;
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { DomainError, conflict, insufficientScope, notFound } from '../../domain-errors.js';
-import { newId, newSecret } from '../../platform/ids.js';
+import { newId } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { AuditService } from '../audit/service.js';
 import { eventJson, type Event } from '../events/event.js';
@@ -10,8 +10,10 @@ import { matches, validateEvents } from './event-filter.js';
 import type { UsageService } from '../usage/service.js';
 import type { WebhookSender } from './sender.js';
 import { authorizerOf, type Authorizer, type Credential, type CutOffReason } from '../../platform/credential.js';
-import { IN_FLIGHT_PER_WEBHOOK, takeInTurn } from './fair-claim.js';
-import { deliveryHeaders } from './signing.js';
+import { newWebhookSecret } from './signing.js';
+import type { EventReads } from '../events/read-side.js';
+import { WebhookAttempts, type AttemptOptions } from './attempts.js';
+import { QUEUE_CAP, HISTORY_KEPT, WebhookResends } from './resends.js';
 import { checkWebhookUrl } from './url-policy.js';
 import { cutOffEach, type StandingAuthority, type StandingObjects } from '../../standing-authority.js';
 import {
@@ -29,47 +31,36 @@ import {
   webhooksAuthorizedBy,
   type WebhookRow,
 } from './store.js';
-import {
-  claimDeliveries,
-  dueDeliveries,
-  findDelivery,
-  insertDelivery,
-  listDeliveries,
-  pendingDeliveries,
-  pruneCompletedDeliveries,
-  recordAttempt,
-  requeueDelivery,
-  type ClaimedDelivery,
-  type DeliveryRow,
-} from './delivery-store.js';
-import type { Attempt, CreateWebhook, Delivery, Webhook, WebhookChanges, WebhookWithSecret } from './schemas.js';
-import { changesWhatItDoes, toDelivery, toWebhook } from './views.js';
+import { insertDelivery, pendingDeliveries, pruneCompletedDeliveries } from './delivery-store.js';
+import type { CreateWebhook, Webhook, WebhookChanges, WebhookWithSecret } from './schemas.js';
+import { changesWhatItDoes, toWebhook } from './views.js';
 import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
-export const QUEUE_CAP = 1000;
-export const HISTORY_KEPT = 500;
-export const MAX_ATTEMPTS = 5;
-/** How often, at most, the claim looks past webhooks at their share for others' due deliveries. */
-const WIDE_LOOK_INTERVAL_MS = 100;
 
 export class WebhooksService implements StandingObjects {
   /** Set when the outbox gained deliveries, so a commit wakes the dispatcher only when there is work. */
   private queuedSinceCheck = false;
-  private lastWideLook = 0;
-  private attemptListener: ((outcome: 'succeeded' | 'retrying' | 'failed', seconds: number) => void) | undefined;
+  /** Claiming and making attempts (the dispatcher's side). */
+  readonly attempts: WebhookAttempts;
+  /** The history, retries, tests, replays and recovers. */
+  readonly resends: WebhookResends;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly audit: AuditService,
     /** Re-checks authorizers before a delivery is sent (src/standing-authority.ts). */
-    private readonly authority: Pick<StandingAuthority, 'ended'>,
-    private readonly usage: UsageService,
+    authority: Pick<StandingAuthority, 'ended'>,
+    usage: UsageService,
     private readonly secrets: SecretBox,
-    private readonly sender: WebhookSender,
-    private readonly options: { allowPrivateTargets: boolean; retrySchedule: number[]; leaseMs: number },
-  ) {}
+    sender: WebhookSender,
+    events: Pick<EventReads, 'checkCursor' | 'readJson'>,
+    private readonly options: AttemptOptions & { allowPrivateTargets: boolean },
+  ) {
+    this.attempts = new WebhookAttempts(db, clock, audit, authority, usage, secrets, sender, options);
+    this.resends = new WebhookResends(db, clock, events);
+  }
 
   /** The URL rules of url-policy.ts, with this deployment's allowance for private targets. */
   checkUrl(raw: string): Promise<string> {
@@ -79,7 +70,7 @@ export class WebhooksService implements StandingObjects {
   async create(caller: Credential, input: CreateWebhook, outcome?: OutcomeRecord): Promise<WebhookWithSecret> {
     validateEvents(input.events);
     const url = await this.checkUrl(input.url);
-    const secret = newSecret('whsec');
+    const secret = newWebhookSecret();
     const now = this.clock.now().toISOString();
     const row: WebhookRow = {
       id: newId('wh'),
@@ -93,6 +84,8 @@ export class WebhooksService implements StandingObjects {
       authorizedBy: authorizerOf(caller),
       pendingCount: 0,
       gap: null,
+      failingSince: null,
+      failedDeliveries: 0,
       createdAt: now,
       updatedAt: now,
     };
@@ -160,6 +153,9 @@ export class WebhooksService implements StandingObjects {
           // Enabling lifts a cut-off. Whoever changes what the webhook does (where it delivers, what,
           // whether) becomes the credential it depends on (docs/decisions.md, "Standing authority").
           disabledReason: enabling ? null : current.disabledReason,
+          // Enabled again, a webhook the service disabled for failing starts a new count.
+          failingSince: enabling ? null : current.failingSince,
+          failedDeliveries: enabling ? 0 : current.failedDeliveries,
           authorizedBy: changesWhatItDoes(input) ? authorizerOf(caller) : current.authorizedBy,
           updatedAt: this.clock.now().toISOString(),
         };
@@ -185,7 +181,7 @@ export class WebhooksService implements StandingObjects {
   }
 
   async rotateSecret(caller: Credential, id: string, outcome?: OutcomeRecord): Promise<WebhookWithSecret> {
-    const secret = newSecret('whsec');
+    const secret = newWebhookSecret();
     return inTransaction(
       this.db,
       async (trx) => {
@@ -194,27 +190,6 @@ export class WebhooksService implements StandingObjects {
         await setWebhookSecret(trx, id, next.sealedSecret, next.updatedAt);
         await this.audit.recordFor(trx, caller, 'webhook.secret_rotated', { type: 'webhook', id });
         return { ...toWebhook(next), secret };
-      },
-      outcome,
-    );
-  }
-
-  async deliveries(accountId: string, id: string): Promise<Delivery[]> {
-    await this.require(this.db, accountId, id);
-    return (await listDeliveries(this.db, id, HISTORY_KEPT)).map(toDelivery);
-  }
-
-  async retry(accountId: string, id: string, deliveryId: string, outcome?: OutcomeRecord): Promise<Delivery> {
-    return inTransaction(
-      this.db,
-      async (trx) => {
-        const webhook = await this.require(trx, accountId, id);
-        const delivery = await findDelivery(trx, id, deliveryId);
-        if (!delivery) throw notFound('Delivery');
-        if (webhook.disabledReason !== null) throw conflict(`The webhook was disabled (${webhook.disabledReason}): enable it again first`);
-        if (delivery.status !== 'pending' && webhook.pendingCount >= QUEUE_CAP) throw conflict(`The webhook's queue is full (${QUEUE_CAP} pending)`);
-        if (!(await requeueDelivery(trx, delivery, this.clock.now().toISOString()))) throw conflict('The delivery is already pending');
-        return toDelivery((await findDelivery(trx, id, deliveryId)) as DeliveryRow);
       },
       outcome,
     );
@@ -255,6 +230,7 @@ export class WebhooksService implements StandingObjects {
             status: 'pending',
             attempts: [],
             nextAttemptAt: new Date(Date.parse(now) + this.options.retrySchedule[0]! * 1000).toISOString(),
+            origin: 'event',
             createdAt: now,
             completedAt: null,
           },
@@ -306,60 +282,6 @@ export class WebhooksService implements StandingObjects {
   /** The credentials that enabled webhooks depend on, for the sweep of expiries. */
   activeAuthorizers(exec: Executor): Promise<Authorizer[]> {
     return activeAuthorizers(exec);
-  }
-
-  /**
-   * Claims due deliveries, oldest first, each webhook in turn and at most IN_FLIGHT_PER_WEBHOOK
-   * of one webhook counting `busy` (attempts under way by webhook id). The oldest due deliveries
-   * are one cheap indexed read; when they all belong to webhooks at their share, a wider read
-   * skips those webhooks (at most every WIDE_LOOK_INTERVAL_MS: it reads past their backlog), so
-   * a receiver that hangs with a backlog never holds up the others. Deliveries whose authorizing
-   * credential has meanwhile ended are cut off, not sent.
-   */
-  async claimDue(limit: number, busy: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
-    const now = this.clock.now();
-    const nowIso = now.toISOString();
-    const taken = new Map(busy);
-    const window = limit;
-    const oldest = await dueDeliveries(this.db, nowIso, window, []);
-    const ids = takeInTurn(oldest, limit, taken);
-    const crowdedOut = ids.length < limit && oldest.length === window && oldest.some((row) => (taken.get(row.webhookId) ?? 0) >= IN_FLIGHT_PER_WEBHOOK);
-    if (crowdedOut && now.getTime() - this.lastWideLook >= WIDE_LOOK_INTERVAL_MS) {
-      this.lastWideLook = now.getTime();
-      const full = [...taken].filter(([, count]) => count >= IN_FLIGHT_PER_WEBHOOK).map(([id]) => id);
-      const chosen = new Set(ids);
-      const others = (await dueDeliveries(this.db, nowIso, window, full)).filter((row) => !chosen.has(row.id));
-      ids.push(...takeInTurn(others, limit - ids.length, taken));
-    }
-    const claimed = await claimDeliveries(this.db, ids, nowIso, new Date(now.getTime() + this.options.leaseMs).toISOString());
-    const ended = await this.authority.ended(claimed.map((delivery) => delivery.authorizedBy));
-    return ended.size === 0 ? claimed : claimed.filter((delivery) => !ended.has(delivery.authorizedBy.id));
-  }
-
-  /** One attempt of a claimed delivery: sign the stored body, send, record the outcome. */
-  async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const secret = this.secrets.open(delivery.sealedSecret);
-    const timestamp = Math.floor(this.clock.now().getTime() / 1000);
-    const headers = deliveryHeaders(secret, timestamp, delivery);
-    const at = this.clock.now().toISOString();
-    const result = await this.sender.send(delivery.url, delivery.payload, headers);
-    const attempts: Attempt[] = [...delivery.attempts, { attempt: delivery.attempts.length + 1, at, ...result }];
-    const succeeded = result.error === null;
-    const finished = succeeded || attempts.length >= MAX_ATTEMPTS;
-    const done = this.clock.now();
-    await recordAttempt(this.db, delivery, {
-      status: succeeded ? 'succeeded' : finished ? 'failed' : 'pending',
-      attempts,
-      nextAttemptAt: finished ? null : new Date(done.getTime() + (this.options.retrySchedule[attempts.length] ?? 0) * 1000).toISOString(),
-      completedAt: finished ? done.toISOString() : null,
-    });
-    this.usage.count(delivery.accountId, { webhookDeliveries: 1 });
-    this.attemptListener?.(succeeded ? 'succeeded' : finished ? 'failed' : 'retrying', result.durationMs / 1000);
-  }
-
-  /** Told of every attempt made, with its outcome and duration (the operator's metrics). */
-  onAttempt(listener: (outcome: 'succeeded' | 'retrying' | 'failed', seconds: number) => void): void {
-    this.attemptListener = listener;
   }
 
   /** Deliveries waiting to be made, in every account. */

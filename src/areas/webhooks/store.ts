@@ -1,4 +1,5 @@
-import type { Authorizer, CutOffReason } from '../../platform/credential.js';
+import type { Authorizer } from '../../platform/credential.js';
+import type { WebhookDisabledReason } from './schemas.js';
 import type { Selectable } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Executor, WebhooksTable } from '../../storage/schema.js';
@@ -11,11 +12,14 @@ export interface WebhookRow {
   url: string;
   events: string[];
   enabled: boolean;
-  disabledReason: CutOffReason | null;
+  disabledReason: WebhookDisabledReason | null;
   sealedSecret: string;
   authorizedBy: Authorizer;
   pendingCount: number;
   gap: { from: number; to: number; dropped: number } | null;
+  /** The first failed attempt since the last success, and the deliveries that ended failed since. */
+  failingSince: string | null;
+  failedDeliveries: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -28,11 +32,13 @@ function toWebhook(row: Selectable<WebhooksTable>): WebhookRow {
     url: row.url,
     events: JSON.parse(row.events) as string[],
     enabled: Number(row.enabled) === 1,
-    disabledReason: row.disabled_reason as CutOffReason | null,
+    disabledReason: row.disabled_reason as WebhookDisabledReason | null,
     sealedSecret: row.secret,
     authorizedBy: { kind: row.authorized_by_kind as Authorizer['kind'], id: row.authorized_by_id },
     pendingCount: Number(row.pending_count),
     gap: row.gap_from === null ? null : { from: Number(row.gap_from), to: Number(row.gap_to), dropped: Number(row.gap_dropped) },
+    failingSince: row.failing_since,
+    failedDeliveries: Number(row.failed_deliveries),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -83,6 +89,19 @@ export async function findWebhook(db: Executor, accountId: string, id: string): 
   return row && toWebhook(row);
 }
 
+/** The webhook, its row locked for the rest of the transaction on PostgreSQL (SQLite's one writer holds it already). */
+export async function lockWebhook(db: Executor, accountId: string, id: string): Promise<WebhookRow | undefined> {
+  // An update that changes nothing takes the row's lock on PostgreSQL and returns the row on both.
+  const row = await db
+    .updateTable('webhooks')
+    .set((eb) => ({ pending_count: eb.ref('pending_count') }))
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toWebhook(row);
+}
+
 export async function listWebhooks(db: Executor, accountId: string): Promise<WebhookRow[]> {
   const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_seq').orderBy('id').execute();
   return rows.map(toWebhook);
@@ -110,6 +129,8 @@ export async function updateWebhook(db: Executor, row: WebhookRow): Promise<void
       disabled_reason: row.disabledReason,
       authorized_by_kind: row.authorizedBy.kind,
       authorized_by_id: row.authorizedBy.id,
+      failing_since: row.failingSince,
+      failed_deliveries: row.failedDeliveries,
       updated_at: row.updatedAt,
     })
     .where('id', '=', row.id)
@@ -147,6 +168,20 @@ export async function cutOffWebhook(db: Executor, id: string, reason: string, no
   if (Number(result.numUpdatedRows) === 0) return false;
   await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('status', '=', 'pending').execute();
   return true;
+}
+
+/**
+ * Disables a webhook on its receiver's account (410 Gone, or failing too long), its queue kept for
+ * when it is enabled again; false when it was disabled for a reason already.
+ */
+export async function disableWebhook(db: Executor, id: string, reason: WebhookDisabledReason, nowIso: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ enabled: 0, disabled_reason: reason, updated_at: nowIso })
+    .where('id', '=', id)
+    .where('disabled_reason', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function recordDrop(db: Executor, id: string, eventId: number, first: boolean): Promise<void> {

@@ -22,6 +22,8 @@ export function toDelivery(row: DeliveryRow): Delivery {
     eventId: row.eventId,
     eventType: row.eventType,
     status: row.status,
+    test: row.origin === 'test',
+    replay: row.origin === 'replay',
     attempts: row.attempts,
     createdAt: row.createdAt,
     completedAt: row.completedAt,

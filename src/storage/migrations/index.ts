@@ -14,6 +14,7 @@ import * as standingAuthority from './0012_standing_authority.js';
 import * as idempotentRequests from './0013_idempotent_requests.js';
 import * as history from './0014_history.js';
 import * as historyStaged from './0015_history_staged.js';
+import * as webhookTools from './0016_webhook_tools.js';
 
 // Listed explicitly (not read from disk) so the same list works from src/ under vitest and dist/.
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_idempotent_requests': idempotentRequests,
   '0014_history': history,
   '0015_history_staged': historyStaged,
+  '0016_webhook_tools': webhookTools,
 };
