@@ -12,14 +12,20 @@ export interface Received {
   at: number;
 }
 
+/** What `/big` answers: 1,023 ASCII bytes, then a 3-byte character across the 1,024th byte, then more. */
+export const BIG_ANSWER = `${'a'.repeat(1023)}€${'b'.repeat(2000)}`;
+
 /**
  * Paths and what they answer: `/ok` 200, `/fail` 500, `/hang` never (until the receiver closes),
- * `/slow` 200 after `slowMs`, `/redirect` 302 to `/ok`, `/status/<n>` n. Any other path 200; a
- * query string is ignored.
+ * `/slow` 200 after `slowMs`, `/redirect` 302 to `/ok`, `/status/<n>` n, `/retry-after/<value>`
+ * 429 with that Retry-After, `/big` 200 with BIG_ANSWER, `/down/<name>` 503 while `down` holds the
+ * name, else 200. Any other path 200; a query string is ignored.
  */
 export class Receiver {
   readonly received: Received[] = [];
   slowMs = 300;
+  /** Names of `/down/<name>` receivers that are down. */
+  readonly down = new Set<string>();
   private readonly hanging = new Set<ServerResponse>();
   private server: Server | undefined;
   origin = '';
@@ -34,7 +40,12 @@ export class Receiver {
         // The query string only tells tests apart; the path decides the answer.
         const route = path.replace(/\?.*$/, '');
         const status = /^\/status\/(\d{3})$/.exec(route);
-        if (route === '/fail') response.writeHead(500).end('no');
+        const retryAfter = /^\/retry-after\/(.+)$/.exec(route);
+        const down = /^\/down\/(.+)$/.exec(route);
+        if (retryAfter) response.writeHead(429, { 'retry-after': decodeURIComponent(retryAfter[1]!) }).end('slow down');
+        else if (down) response.writeHead(this.down.has(down[1]!) ? 503 : 200).end(this.down.has(down[1]!) ? 'down' : 'up');
+        else if (route === '/big') response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(BIG_ANSWER);
+        else if (route === '/fail') response.writeHead(500).end('no');
         else if (route === '/hang') this.hanging.add(response);
         else if (route === '/slow') setTimeout(() => response.writeHead(200).end('ok'), this.slowMs);
         else if (route === '/redirect') response.writeHead(302, { location: `${this.origin}/ok` }).end();
