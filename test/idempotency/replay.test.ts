@@ -32,11 +32,17 @@ async function created(caller: TestAccount, url: string, body: unknown): Promise
   return response.json as Json;
 }
 
-/** What an account has written: its newest event and its audit records, which every effect moves. */
+/** What an account has written: its newest event, its audit records and its webhooks' deliveries, which every effect moves. */
 async function footprint(caller: TestAccount): Promise<string> {
   const events = await app.request({ method: 'GET', url: '/api/v1/events?type=custom.none&limit=1', key: caller.key });
   const audit = await app.request({ method: 'GET', url: '/api/v1/audit?limit=100', key: caller.key });
-  return JSON.stringify([(events.json as Json).cursor, (audit.json as Json).data.map((record: Json) => record.id)]);
+  const webhooks = await app.request({ method: 'GET', url: '/api/v1/webhooks', key: caller.key });
+  const deliveries = [];
+  for (const webhook of (webhooks.json as Json).data) {
+    const page = await app.request({ method: 'GET', url: `/api/v1/webhooks/${webhook.id}/deliveries`, key: caller.key });
+    deliveries.push((page.json as Json).data.map((delivery: Json) => delivery.id));
+  }
+  return JSON.stringify([(events.json as Json).cursor, (audit.json as Json).data.map((record: Json) => record.id), deliveries]);
 }
 
 interface WriteCase {
@@ -122,6 +128,19 @@ const WRITES: Record<string, (caller: TestAccount) => Promise<WriteCase>> = {
     // A delivery that does not exist: the 404 is stored and replayed like any answer a retry gets again.
     const { id } = await created(caller, '/api/v1/webhooks', { name: 'w', url: 'http://127.0.0.1:9/hook', events: ['custom.*'], enabled: false });
     return { method: 'POST', url: `/api/v1/webhooks/${id}/deliveries/dlv_none/retry` };
+  },
+  testWebhook: async (caller) => {
+    const { id } = await created(caller, '/api/v1/webhooks', { name: 'w', url: 'http://127.0.0.1:9/hook', events: ['custom.*'], enabled: false });
+    return { method: 'POST', url: `/api/v1/webhooks/${id}/test` };
+  },
+  replayWebhook: async (caller) => {
+    const { id } = await created(caller, '/api/v1/webhooks', { name: 'w', url: 'http://127.0.0.1:9/hook', events: ['custom.*'], enabled: false });
+    await created(caller, '/api/v1/events', { type: 'custom.replayed', data: {} });
+    return { method: 'POST', url: `/api/v1/webhooks/${id}/replay`, body: { after: 0 }, other: { after: 0, until: 1 } };
+  },
+  recoverWebhook: async (caller) => {
+    const { id } = await created(caller, '/api/v1/webhooks', { name: 'w', url: 'http://127.0.0.1:9/hook', events: ['custom.*'], enabled: false });
+    return { method: 'POST', url: `/api/v1/webhooks/${id}/recover`, body: { since: '2026-01-01T00:00:00.000Z' }, other: { since: '2026-01-02T00:00:00.000Z' } };
   },
   createApp: async () => ({
     method: 'POST',
