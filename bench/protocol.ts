@@ -72,14 +72,18 @@ export interface WebhookCollectCommand {
   type: 'webhook-collect';
   run: string;
   written: number[];
-  /** The webhook's signing secret, to verify each delivery after the run (not on the hot path). */
-  secret: string;
+  /** Each webhook's receiver path and signing secret (to verify each delivery after the run, not on the hot path). */
+  hooks: Array<{ path: string; secret: string }>;
+  /** Count replayed deliveries (X-Service-Replay) instead of live ones. */
+  replay: boolean;
+  /** When given (a replay's request), latency and span run from it instead of each event's `sentAt`. */
+  startedAt?: number;
   drainTimeoutMs: number;
 }
 
 export interface WebhookCollectedReport {
   type: 'webhook-collected';
-  /** Written seqs received, each counted once. */
+  /** Written seqs received by each webhook, each counted once. */
   delivered: number;
   expected: number;
   lost: number;

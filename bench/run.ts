@@ -22,14 +22,14 @@ import { log, markdownTable, round, type Row } from './results.js';
 import { CLI, launchDevdata, ROOT, type Server } from './server.js';
 import { measureSoak, soakSeconds } from './soak.js';
 import { measureStreamRows } from './stream-rows.js';
-import { webhookRow } from './webhook-row.js';
+import { webhookRows } from './webhook-row.js';
 
 function timeBudgetSeconds(options: Options): number {
   if (options.timeout > 0) return options.timeout;
   if (options.metricsOverhead) return Math.ceil(180 + OVERHEAD_ROWS.length * options.rounds * 2 * (options.duration + options.warmup + 20));
   const httpRows = options.rows.length === 0 ? 0 : options.rows.length + 4; // the baseline twice, and its two floors
   const streamCost = options.streamScenarios.reduce((sum, spec) => sum + 2 * (options.streamDuration + options.drainTimeout + 60 + spec.streams / 20), 0);
-  const webhookCost = options.webhookRate > 0 ? 2 * options.webhookDuration + options.drainTimeout + 60 : 0;
+  const webhookCost = options.webhookRate > 0 ? 4 * (2 * options.webhookDuration + options.drainTimeout) + 60 : 0;
   const postgresCost = options.postgres !== 'none' && options.rows.length > 0 ? 60 + options.rows.length * (options.duration + options.warmup + 20) : 0;
   // The two-process row: GET and PATCH, each against one process and then two.
   const clusterCost = options.postgres !== 'none' && options.rows.includes('get') ? 60 + 2 * (2 * options.duration + options.warmup + 20) : 0;
@@ -107,9 +107,10 @@ async function main(): Promise<void> {
 
     if (options.webhookRate > 0) {
       log(`webhook deliveries: ${options.webhookRate} events/s for ${options.webhookDuration} s`);
-      const row = await webhookRow(server, client, auth, options, seeded.resource);
-      rows.push(row);
-      log(`${row.label}: ${row.requestsPerSecond} deliveries/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.errors} errors`);
+      for (const row of await webhookRows(server, client, auth, options, seeded.resource)) {
+        rows.push(row);
+        log(`${row.label}: ${row.requestsPerSecond} deliveries/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.errors} errors`);
+      }
     }
 
     rows.push({

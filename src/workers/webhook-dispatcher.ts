@@ -10,6 +10,8 @@ export class WebhookDispatcher {
   /** Attempts under way by webhook id. */
   private readonly busy = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  /** A poll asked for in this turn of the event loop: the attempts that end in one turn share it. */
+  private scheduled: NodeJS.Immediate | undefined;
   private polling: Promise<void> | undefined;
   private pollAgain = false;
   private stopped = true;
@@ -38,12 +40,17 @@ export class WebhookDispatcher {
       this.pollAgain = true;
       return;
     }
-    this.polling = this.poll().finally(() => {
-      this.polling = undefined;
-      if (this.pollAgain) {
-        this.pollAgain = false;
-        this.wake();
-      }
+    if (this.scheduled) return;
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
+      if (this.stopped) return;
+      this.polling = this.poll().finally(() => {
+        this.polling = undefined;
+        if (this.pollAgain) {
+          this.pollAgain = false;
+          this.wake();
+        }
+      });
     });
   }
 
@@ -85,6 +92,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearImmediate(this.scheduled);
     await this.polling;
     await Promise.allSettled([...this.inFlight]);
   }

@@ -80,7 +80,7 @@ const BASELINE_ROWS = new Set(['baseline', 'floor-contract', 'floor-page', 'floo
 const POSTGRES_URL = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '') ? process.env.TEST_DATABASE_URL : undefined;
 const STREAM_ROWS = ['stream-floor-20x10', 'stream-20x10'];
 const MEMORY_ROWS = ['rss-idle', 'rss-streams'];
-const WEBHOOK_ROWS = ['webhooks'];
+const WEBHOOK_ROWS = ['webhooks', 'webhooks-replay', 'webhooks-excerpt', 'webhooks-20'];
 /** The history rows (bench/history-rows.ts): the reads alone have no reference, so no ratio. */
 const HISTORY_ALONE_ROWS = ['history-day-5m', 'history-month-1h', 'history-page'];
 const HISTORY_ROWS = [
@@ -217,6 +217,12 @@ describe('npm run bench -- --smoke', () => {
     expect(webhook.expected).toBe(40);
     expect(webhook.duplicates).toBe(0);
     expect(webhook.badSignatures).toBe(0);
+    // The replay sent the same 40 again; twenty webhooks each got every event; the excerpt row too.
+    const replay = rows.get('webhooks-replay')?.detail as { queued: number; delivered: number; expected: number; duplicates: number };
+    expect(replay).toMatchObject({ queued: 40, delivered: 40, expected: 40, duplicates: 0 });
+    const twenty = rows.get('webhooks-20')?.detail as { delivered: number; expected: number; badSignatures: number };
+    expect(twenty).toMatchObject({ delivered: 800, expected: 800, badSignatures: 0 });
+    expect(rows.get('webhooks-excerpt')?.detail).toMatchObject({ delivered: 40, expected: 40 });
 
     // The printed table has a line for every row.
     expect(result.stdout).toContain(

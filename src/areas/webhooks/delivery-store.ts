@@ -81,32 +81,34 @@ function deliveryValues(delivery: DeliveryRow) {
   };
 }
 
-export async function insertDelivery(db: Executor, delivery: DeliveryRow, clearGap: boolean): Promise<void> {
-  await db.insertInto('webhook_deliveries').values(deliveryValues(delivery)).execute();
-  await db
-    .updateTable('webhooks')
-    .set((eb) => ({
-      pending_count: eb('pending_count', '+', 1),
-      ...(clearGap ? { gap_from: null, gap_to: null, gap_dropped: 0 } : {}),
-    }))
-    .where('id', '=', delivery.webhookId)
-    .execute();
-}
-
-/** Deliveries of one webhook queued at once (a replay, a recover, a test), 200 rows a statement. */
-export async function insertDeliveries(db: Executor, webhookId: string, deliveries: readonly DeliveryRow[]): Promise<void> {
-  if (deliveries.length === 0) return;
+/**
+ * The outbox's deliveries of a write, 200 rows a statement, and each webhook's pending count (one
+ * update for the webhooks that gained as many; a delivery after a gap clears it).
+ */
+export async function queueDeliveries(
+  db: Executor,
+  deliveries: readonly DeliveryRow[],
+  added: ReadonlyMap<string, { count: number; clearGap: boolean }>,
+): Promise<void> {
   for (let start = 0; start < deliveries.length; start += 200) {
     await db
       .insertInto('webhook_deliveries')
       .values(deliveries.slice(start, start + 200).map(deliveryValues))
       .execute();
   }
-  await db
-    .updateTable('webhooks')
-    .set((eb) => ({ pending_count: eb('pending_count', '+', deliveries.length) }))
-    .where('id', '=', webhookId)
-    .execute();
+  const byChange = new Map<string, string[]>();
+  for (const [webhookId, { count, clearGap }] of added) {
+    const change = `${count} ${clearGap}`;
+    byChange.set(change, [...(byChange.get(change) ?? []), webhookId]);
+  }
+  for (const [change, webhookIds] of byChange) {
+    const [count, clearGap] = [Number(change.split(' ')[0]), change.endsWith('true')];
+    await db
+      .updateTable('webhooks')
+      .set((eb) => ({ pending_count: eb('pending_count', '+', count), ...(clearGap ? { gap_from: null, gap_to: null, gap_dropped: 0 } : {}) }))
+      .where('id', 'in', webhookIds)
+      .execute();
+  }
 }
 
 export async function findDelivery(db: Executor, webhookId: string, id: string): Promise<DeliveryRow | undefined> {

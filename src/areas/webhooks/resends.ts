@@ -6,12 +6,12 @@ import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../../storage/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import { CUT_OFF_REASONS } from '../../platform/credential.js';
-import { conflict, invalidField, notFound } from '../../domain-errors.js';
+import { DomainError, conflict, invalidField, notFound } from '../../domain-errors.js';
 import { newId } from '../../platform/ids.js';
 import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 import type { EventReads } from '../events/read-side.js';
 import { matches } from './event-filter.js';
-import { failedDeliveriesSince, findDelivery, insertDeliveries, listDeliveries, requeueDelivery, type DeliveryRow } from './delivery-store.js';
+import { failedDeliveriesSince, findDelivery, listDeliveries, queueDeliveries, requeueDelivery, type DeliveryRow } from './delivery-store.js';
 import { findWebhook, lockWebhook, type WebhookRow } from './store.js';
 import type { Delivery, DeliveryPage, DeliveryQuery, ReplayRange, ReplayResult } from './schemas.js';
 import { toDelivery } from './views.js';
@@ -70,7 +70,7 @@ export class WebhookResends {
         const createdAt = this.clock.now().toISOString();
         const payload = JSON.stringify({ id: 0, type: 'webhook.test', data: { webhookId: id }, createdAt });
         const delivery = this.newDelivery(webhook, { eventId: 0, eventType: 'webhook.test', payload }, 'test', createdAt);
-        await insertDeliveries(trx, id, [delivery]);
+        await queueDeliveries(trx, [delivery], new Map([[id, { count: 1, clearGap: false }]]));
         return { deliveryId: delivery.id };
       },
       outcome,
@@ -86,7 +86,10 @@ export class WebhookResends {
   async replay(accountId: string, id: string, range: ReplayRange, outcome?: OutcomeRecord): Promise<ReplayResult> {
     const webhook = await this.require(this.db, accountId, id);
     if (range.until !== undefined && range.until < range.after) throw invalidField('/until', 'must not be less than after');
-    const newest = await this.events.checkCursor(accountId, range.after);
+    const newest = await this.events.checkCursor(accountId, range.after).catch((error: unknown) => {
+      if (!(error instanceof DomainError) || error.code !== 'cursor_expired') throw error;
+      throw new DomainError('cursor_expired', `Events after ${range.after} are no longer retained: replay from a later cursor`, error.details);
+    });
     const upTo = Math.min(range.until ?? newest, newest);
     const matching: Array<{ id: number; type: string; json: Buffer }> = [];
     for (let after = range.after; after < upTo; ) {
@@ -104,7 +107,7 @@ export class WebhookResends {
         const deliveries = matching
           .slice(0, room)
           .map((event) => this.newDelivery(locked, { eventId: event.id, eventType: event.type, payload: event.json.toString() }, 'replay', createdAt));
-        await insertDeliveries(trx, id, deliveries);
+        await queueDeliveries(trx, deliveries, new Map([[id, { count: deliveries.length, clearGap: false }]]));
         return { queued: deliveries.length, skipped: matching.length - deliveries.length };
       },
       outcome,
@@ -123,7 +126,7 @@ export class WebhookResends {
         const failed = await failedDeliveriesSince(trx, id, sinceIso, Math.max(0, QUEUE_CAP - webhook.pendingCount));
         const createdAt = this.clock.now().toISOString();
         const deliveries = failed.map((delivery) => this.newDelivery(webhook, delivery, 'replay', createdAt));
-        await insertDeliveries(trx, id, deliveries);
+        await queueDeliveries(trx, deliveries, new Map([[id, { count: deliveries.length, clearGap: false }]]));
         return { queued: deliveries.length };
       },
       outcome,

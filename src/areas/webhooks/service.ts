@@ -31,12 +31,18 @@ import {
   webhooksAuthorizedBy,
   type WebhookRow,
 } from './store.js';
-import { insertDelivery, pendingDeliveries, pruneCompletedDeliveries } from './delivery-store.js';
+import { pendingDeliveries, pruneCompletedDeliveries, queueDeliveries, type DeliveryRow } from './delivery-store.js';
 import type { CreateWebhook, Webhook, WebhookChanges, WebhookWithSecret } from './schemas.js';
 import { changesWhatItDoes, toWebhook } from './views.js';
 import { inTransaction, type OutcomeRecord } from '../../storage/transaction.js';
 
 export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
+
+interface QueuedDeliveries {
+  rows: DeliveryRow[];
+  /** By webhook: how many were queued, and whether they end a gap. */
+  added: Map<string, { count: number; clearGap: boolean }>;
+}
 
 export class WebhooksService implements StandingObjects {
   /** Set when the outbox gained deliveries, so a commit wakes the dispatcher only when there is work. */
@@ -203,10 +209,14 @@ export class WebhooksService implements StandingObjects {
     const hooks = await queueingWebhooks(exec, accountId);
     if (hooks.length === 0) return;
     const now = this.clock.now().toISOString();
+    const nextAttemptAt = new Date(Date.parse(now) + this.options.retrySchedule[0]! * 1000).toISOString();
+    // Written together (one insert, an update per distinct count): a drop writes what came before it first.
+    const queued: QueuedDeliveries = { rows: [], added: new Map() };
     for (const hook of hooks) {
       for (const event of events) {
         if (!matches(hook.events, event.type)) continue;
         if (hook.pendingCount >= QUEUE_CAP) {
+          await this.flush(exec, queued);
           await this.dropForFullQueue(exec, hook, event);
           continue;
         }
@@ -217,30 +227,36 @@ export class WebhooksService implements StandingObjects {
           await this.audit.record(exec, { accountId, type: 'webhook.queue_resumed', actor: { kind: 'system' }, target, data: { webhookId: hook.id } });
           await this.audit.record(exec, { accountId, type: 'webhook.event_gap', actor: { kind: 'system' }, target, data });
         }
-        await insertDelivery(
-          exec,
-          {
-            id: newId('dlv'),
-            webhookId: hook.id,
-            accountId,
-            eventId: event.id,
-            eventType: event.type,
-            payload: eventJson(event),
-            gap: gap ? `${gap.from}-${gap.to}` : null,
-            status: 'pending',
-            attempts: [],
-            nextAttemptAt: new Date(Date.parse(now) + this.options.retrySchedule[0]! * 1000).toISOString(),
-            origin: 'event',
-            createdAt: now,
-            completedAt: null,
-          },
-          gap !== null,
-        );
+        queued.rows.push({
+          id: newId('dlv'),
+          webhookId: hook.id,
+          accountId,
+          eventId: event.id,
+          eventType: event.type,
+          payload: eventJson(event),
+          gap: gap ? `${gap.from}-${gap.to}` : null,
+          status: 'pending',
+          attempts: [],
+          nextAttemptAt,
+          origin: 'event',
+          createdAt: now,
+          completedAt: null,
+        });
+        const added = queued.added.get(hook.id) ?? { count: 0, clearGap: false };
+        queued.added.set(hook.id, { count: added.count + 1, clearGap: added.clearGap || gap !== null });
         hook.pendingCount++;
         hook.gap = null;
-        this.queuedSinceCheck = true;
       }
     }
+    await this.flush(exec, queued);
+  }
+
+  private async flush(exec: Executor, queued: QueuedDeliveries): Promise<void> {
+    if (queued.rows.length === 0) return;
+    await queueDeliveries(exec, queued.rows, queued.added);
+    queued.rows = [];
+    queued.added = new Map();
+    this.queuedSinceCheck = true;
   }
 
   private async dropForFullQueue(exec: Executor, hook: WebhookRow, event: Event): Promise<void> {
