@@ -1,7 +1,7 @@
 // Every list of the console: a table where the content is wide, a card per row where it is narrow
 // (a phone), so a row's name, its main value and its actions are always in view without scrolling
 // sideways. A page describes its columns once; this decides how they are laid out.
-import type { ComponentChildren, JSX } from 'preact';
+import { type ComponentChildren, Fragment, type JSX } from 'preact';
 import { useId } from 'preact/hooks';
 import { useNarrow } from '../narrow';
 
@@ -24,6 +24,12 @@ export interface Column<Row> {
 /** Attributes of a row's element (a `tr` or an `li`): `data-*` names for tests and links, a class. */
 export type RowAttributes = { class?: string; id?: string } & Record<`data-${string}`, string>;
 
+/**
+ * What a row opens to (a delivery's attempts), or nothing while it is closed: the whole width under
+ * the row in a table, the foot of its card. The button that opens it names it (aria-controls).
+ */
+export type RowDetail<Row> = (row: Row) => ComponentChildren;
+
 export function DataList<Row>({
   caption,
   columns,
@@ -32,6 +38,7 @@ export function DataList<Row>({
   rowAttributes,
   empty,
   class: className,
+  detail,
 }: {
   caption: ComponentChildren;
   columns: Column<Row>[];
@@ -41,10 +48,11 @@ export function DataList<Row>({
   /** What an empty list says. */
   empty: ComponentChildren;
   class?: string;
+  detail?: RowDetail<Row>;
 }) {
   const narrow = useNarrow();
   const captionId = useId();
-  if (narrow) return <CardList {...{ caption, captionId, columns, rows, rowKey, rowAttributes, empty, className }} />;
+  if (narrow) return <CardList {...{ caption, captionId, columns, rows, rowKey, rowAttributes, empty, className, detail }} />;
   return (
     <div class="table-wrap" tabIndex={0}>
       <table class={className}>
@@ -66,21 +74,31 @@ export function DataList<Row>({
               </td>
             </tr>
           )}
-          {rows.map((row) => (
-            <tr key={rowKey(row)} {...rowAttributes?.(row)}>
-              {columns.map((column) =>
-                column.role === 'name' ? (
-                  <th key={column.label} scope="row" class={column.class}>
-                    {column.cell(row)}
-                  </th>
-                ) : (
-                  <td key={column.label} class={column.class}>
-                    {column.role === 'actions' ? <div class="row-actions">{column.cell(row)}</div> : column.cell(row)}
-                  </td>
-                ),
-              )}
-            </tr>
-          ))}
+          {rows.map((row) => {
+            const opened = detail?.(row);
+            return (
+              <Fragment key={rowKey(row)}>
+                <tr {...rowAttributes?.(row)}>
+                  {columns.map((column) =>
+                    column.role === 'name' ? (
+                      <th key={column.label} scope="row" class={column.class}>
+                        {column.cell(row)}
+                      </th>
+                    ) : (
+                      <td key={column.label} class={column.class}>
+                        {column.role === 'actions' ? <div class="row-actions">{column.cell(row)}</div> : column.cell(row)}
+                      </td>
+                    ),
+                  )}
+                </tr>
+                {isShown(opened) && (
+                  <tr class="row-detail">
+                    <td colSpan={columns.length}>{opened}</td>
+                  </tr>
+                )}
+              </Fragment>
+            );
+          })}
         </tbody>
       </table>
     </div>
@@ -96,6 +114,7 @@ function CardList<Row>({
   rowAttributes,
   empty,
   className,
+  detail,
 }: {
   caption: ComponentChildren;
   captionId: string;
@@ -105,6 +124,7 @@ function CardList<Row>({
   rowAttributes?: (row: Row) => RowAttributes;
   empty: ComponentChildren;
   className: string | undefined;
+  detail: RowDetail<Row> | undefined;
 }) {
   const of = (role: NonNullable<Column<Row>['role']>) => columns.filter((column) => (column.role ?? 'detail') === role);
   const [names, values, details, actions] = [of('name'), of('value'), of('detail'), of('actions')];
@@ -119,6 +139,7 @@ function CardList<Row>({
         <ul class="row-cards" aria-labelledby={captionId}>
           {rows.map((row) => {
             const attributes = rowAttributes?.(row);
+            const opened = detail?.(row);
             return (
               <li key={rowKey(row)} {...attributes} class={joinClasses('row-card', attributes?.class)}>
                 <div class="row-card-head">
@@ -151,6 +172,7 @@ function CardList<Row>({
                     </div>
                   );
                 })}
+                {isShown(opened) && <div class="row-card-detail">{opened}</div>}
               </li>
             );
           })}
@@ -167,6 +189,11 @@ function Fact({ label, children }: { label: string; children: ComponentChildren 
       <dd>{children}</dd>
     </>
   );
+}
+
+/** Whether a cell's content shows anything (not false, null or undefined). */
+function isShown(content: ComponentChildren): boolean {
+  return content !== false && content !== null && content !== undefined;
 }
 
 function joinClasses(...classes: Array<string | undefined>): string | undefined {
