@@ -1,24 +1,19 @@
-// Webhooks: create, pause and resume, rotate the signing secret (shown once), the delivery log
-// with retries, and how a receiver verifies a delivery.
-import { type Webhook, type WebhookDelivery, webhookStatus } from '@devdata/client';
+// Webhooks: create, edit, pause and resume, send a test, rotate the signing secret (shown once),
+// why the service stopped one and how to resume it, the delivery inspector with its resend tools
+// (webhook-deliveries.tsx), and how a receiver verifies a delivery.
+import { type Webhook, webhookStatus } from '@devdata/client';
 import { useState } from 'preact/hooks';
-import { DataList } from '../components/data-list';
 import { ConfirmDialog } from '../components/dialog';
-import { FormActions } from '../components/forms';
-import { Busy, ErrorNotice } from '../components/feedback';
-import { FieldError, fieldProps } from '../components/field-error';
+import { Busy, ErrorNotice, Notice } from '../components/feedback';
 import { Time } from '../components/format';
 import { Page, Section } from '../components/page';
 import { GuardedButton, RequiresScopes } from '../components/scope-gate';
 import { CopyButton, SecretOnce } from '../components/secret';
 import { useClient } from '../connection-context';
-import { parseList } from '../errors';
-import { useAction, useInterval, useLoad } from '../hooks';
+import { useAction, useLoad } from '../hooks';
 import { useShownElement } from '../names';
-import { Link } from '../router';
-
-const EVENT_CHOICES = ['resource.created', 'resource.updated', 'resource.deleted', 'schedule.executed', 'custom.*'];
-const LOG_REFRESH_MS = 2000;
+import { DeliveryLog } from './webhook-deliveries';
+import { CreateWebhook, EditWebhook } from './webhook-form';
 
 export const VERIFICATION_SNIPPET = `// Node.js receiver: verify before you trust a delivery.
 import { createServer } from 'node:http';
@@ -55,7 +50,9 @@ export function WebhooksPage() {
           <CopyButton text={VERIFICATION_SNIPPET} label="Copy the snippet" />
         </div>
         <p class="hint">
-          Without the client package: docs/webhook-verification.md in the service's repository has the same check in Node.js, Python, Go and the shell.
+          Without the client package: docs/webhook-verification.md in the service's repository has the same check in Node.js, Python, Go and the shell. Each
+          delivery also carries the Standard Webhooks headers (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>), which
+          the standardwebhooks and Svix libraries verify with the same secret.
         </p>
       </Section>
     </Page>
@@ -84,113 +81,28 @@ function WebhooksView() {
   );
 }
 
-function CreateWebhook({ onDone, onCreated }: { onDone: () => void; onCreated: () => void }) {
-  const client = useClient();
-  const [name, setName] = useState('');
-  const [url, setUrl] = useState('');
-  const [events, setEvents] = useState<Set<string>>(new Set(['resource.created', 'resource.updated', 'resource.deleted']));
-  const [exactCustom, setExactCustom] = useState('');
-  const [secret, setSecret] = useState<string | undefined>(undefined);
-  const action = useAction();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const created = await action.run(() => client.createWebhook({ body: { name, url, events: [...events, ...parseList(exactCustom)] } }));
-    if (created) {
-      setSecret(created.secret);
-      onCreated();
-    }
-  };
-  if (secret) {
-    return <SecretOnce title="The webhook's signing secret" secret={secret} explanation="Your receiver verifies each delivery with it." onDone={onDone} />;
-  }
-  const toggle = (type: string, on: boolean) => {
-    const next = new Set(events);
-    if (on) next.add(type);
-    else next.delete(type);
-    setEvents(next);
-  };
-  return (
-    <Section title="New webhook" id="create-webhook-title">
-      <form class="form" onSubmit={submit}>
-        <div class="field">
-          <label for="webhook-name">Name</label>
-          <input
-            id="webhook-name"
-            required
-            maxLength={100}
-            value={name}
-            onInput={(event) => setName(event.currentTarget.value)}
-            {...fieldProps(action.error, '/name', 'webhook-name')}
-          />
-          <FieldError error={action.error} path="/name" id="webhook-name" />
-        </div>
-        <div class="field">
-          <label for="webhook-url">Receiver URL</label>
-          <input
-            id="webhook-url"
-            type="url"
-            required
-            value={url}
-            placeholder="https://example.com/hooks/devdata"
-            onInput={(event) => setUrl(event.currentTarget.value)}
-            {...fieldProps(action.error, '/url', 'webhook-url', 'webhook-url-hint')}
-          />
-          <span class="hint" id="webhook-url-hint">
-            HTTPS on port 443 to a public address.
-          </span>
-          <FieldError error={action.error} path="/url" id="webhook-url" />
-        </div>
-        <fieldset class="field">
-          <legend>Events to deliver</legend>
-          <ul class="choices">
-            {EVENT_CHOICES.map((type) => (
-              <li key={type}>
-                <input
-                  id={`webhook-event-${type}`}
-                  type="checkbox"
-                  checked={events.has(type)}
-                  onChange={(event) => toggle(type, event.currentTarget.checked)}
-                />
-                <label for={`webhook-event-${type}`}>
-                  <code>{type}</code>
-                </label>
-              </li>
-            ))}
-          </ul>
-        </fieldset>
-        <div class="field">
-          <label for="webhook-custom">Exact custom types</label>
-          <input
-            id="webhook-custom"
-            value={exactCustom}
-            placeholder="custom.deploy.finished"
-            onInput={(event) => setExactCustom(event.currentTarget.value)}
-            {...fieldProps(action.error, '/events', 'webhook-custom', 'webhook-custom-hint')}
-          />
-          <span class="hint" id="webhook-custom-hint">
-            Comma-separated, when not every custom event should go.
-          </span>
-          {/* `/events` counts the boxes and these types together: what is wrong with the list is said here. */}
-          <FieldError error={action.error} path="/events" id="webhook-custom" />
-        </div>
-        <ErrorNotice error={action.error} title="The webhook was not created" />
-        <FormActions busy={action.busy} label="Create webhook" busyLabel="Creating…" onCancel={onDone} />
-      </form>
-    </Section>
-  );
-}
-
 function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () => void }) {
   const client = useClient();
   // A link to the webhook (an event's delivery) opens the page on it with its deliveries.
   const { ref, shown } = useShownElement<HTMLElement>(webhook.id);
   const [showLog, setShowLog] = useState(shown);
   const [confirm, setConfirm] = useState<'rotate' | 'delete' | undefined>(undefined);
+  const [editing, setEditing] = useState(false);
   const [secret, setSecret] = useState<string | undefined>(undefined);
+  /** The test delivery just queued: the log opens on it. */
+  const [tested, setTested] = useState<{ id: string; at: number } | undefined>(undefined);
   const action = useAction();
+  const testing = useAction();
   const titleId = `webhook-${webhook.id}-title`;
   const setEnabled = async (enabled: boolean) => {
     if (await action.run(() => client.updateWebhook({ path: { id: webhook.id }, body: { enabled } }))) onChanged();
+  };
+  const sendTest = async () => {
+    setTested(undefined);
+    const sent = await testing.run(() => client.testWebhook({ path: { id: webhook.id } }));
+    if (!sent) return;
+    setTested({ id: sent.deliveryId, at: Date.now() });
+    setShowLog(true);
   };
   const rotate = async () => {
     const rotated = await action.run(() => client.rotateWebhookSecret({ path: { id: webhook.id } }));
@@ -231,7 +143,12 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
           <Time value={webhook.createdAt} />
         </dd>
       </dl>
+      {webhook.disabledReason && <StoppedNotice reason={webhook.disabledReason} />}
       <div class="actions">
+        {/* Not disabled while the dialog is open: the dialog gives focus back to it when it closes. */}
+        <GuardedButton needs={['webhooks:manage', 'events:read']} type="button" class="secondary" onClick={() => setEditing(true)}>
+          Edit<span class="visually-hidden"> {webhook.name}</span>
+        </GuardedButton>
         {paused ? (
           <GuardedButton needs={['webhooks:manage', 'events:read']} type="button" class="secondary" busy={action.busy} onClick={() => setEnabled(true)}>
             Resume<span class="visually-hidden"> {webhook.name}</span>
@@ -241,6 +158,9 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
             Pause<span class="visually-hidden"> {webhook.name}</span>
           </button>
         )}
+        <button type="button" class="secondary" disabled={testing.busy} aria-busy={testing.busy} onClick={sendTest}>
+          Send test<span class="visually-hidden"> to {webhook.name}</span>
+        </button>
         {/* The new secret can sign any event, so the server asks for events:read too. */}
         <GuardedButton needs={['webhooks:manage', 'events:read']} type="button" class="secondary" onClick={() => setConfirm('rotate')}>
           Rotate secret<span class="visually-hidden"> of {webhook.name}</span>
@@ -253,15 +173,30 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
           Delete<span class="visually-hidden"> {webhook.name}</span>
         </button>
       </div>
-      {webhook.disabledReason && <p class="hint">Resuming it makes the connected key the credential it delivers on.</p>}
       {action.busy && <Busy label="Working" />}
       <ErrorNotice error={action.error} title="The webhook was not changed" />
+      <ErrorNotice error={testing.error} title="The test was not sent" />
+      {tested && (
+        <Notice kind="success">
+          Test delivery <code>{tested.id}</code> queued{paused ? ' (sent even while the webhook is not active)' : ''}: it is marked among the deliveries below.
+        </Notice>
+      )}
       {secret && (
         <SecretOnce
           title="The new signing secret"
           secret={secret}
           explanation="Deliveries are signed with it from their next attempt on."
           onDone={() => setSecret(undefined)}
+        />
+      )}
+      {editing && (
+        <EditWebhook
+          webhook={webhook}
+          onClose={() => setEditing(false)}
+          onSaved={() => {
+            action.clear();
+            onChanged();
+          }}
         />
       )}
       {confirm === 'rotate' && (
@@ -286,99 +221,55 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
           <p>Nothing more is delivered to {webhook.url}, and its delivery log is gone.</p>
         </ConfirmDialog>
       )}
-      {showLog && <DeliveryLog webhookId={webhook.id} />}
+      {showLog && <DeliveryLog webhook={webhook} focus={tested} />}
     </section>
   );
 }
 
-function lastAttempt(delivery: WebhookDelivery) {
-  return delivery.attempts.at(-1);
-}
-
-function DeliveryLog({ webhookId }: { webhookId: string }) {
-  const client = useClient();
-  const deliveries = useLoad((signal) => client.listWebhookDeliveries({ path: { id: webhookId } }, { signal }), [client, webhookId]);
-  const retry = useAction();
-  // Kept current while open: deliveries happen in the background.
-  useInterval(deliveries.reload, LOG_REFRESH_MS);
-  const retryDelivery = async (deliveryId: string) => {
-    if (await retry.run(() => client.retryWebhookDelivery({ path: { id: webhookId, deliveryId } }))) deliveries.reload();
-  };
+/** Why the service stopped the webhook, and the way back. */
+function StoppedNotice({ reason }: { reason: NonNullable<Webhook['disabledReason']> }) {
+  if (reason === 'credential_revoked' || reason === 'credential_expired') {
+    return (
+      <Notice kind="warning">
+        <p>
+          <strong>Stopped: the key or app connection that authorized it {reason === 'credential_revoked' ? 'was revoked' : 'expired'}.</strong> Nothing is sent
+          on the authority of a credential that ended, and its queue was cleared.
+        </p>
+        <p>
+          <strong>Resume</strong> makes the connected key the credential it delivers on; then <strong>Replay from a cursor</strong> (under its deliveries) sends
+          the events it missed.
+        </p>
+      </Notice>
+    );
+  }
   return (
-    <div class="delivery-log">
-      <h3>Deliveries</h3>
-      {deliveries.loading && deliveries.data === undefined && <Busy label="Loading deliveries" />}
-      <ErrorNotice error={deliveries.error} title="The deliveries could not be read" />
-      <ErrorNotice error={retry.error} title="The delivery was not retried" />
-      {deliveries.data && (
-        <DataList
-          caption={`Pending and the latest completed deliveries, newest first (refreshed every ${LOG_REFRESH_MS / 1000} s)`}
-          rows={deliveries.data.data}
-          rowKey={(delivery) => delivery.id}
-          rowAttributes={(delivery) => ({ 'data-delivery-id': delivery.id })}
-          empty="No deliveries yet: they appear when a matching event happens."
-          columns={[
-            {
-              label: 'Event',
-              role: 'name',
-              cell: (delivery) => (
-                <>
-                  <Link to="events" show={delivery.eventId}>
-                    #{delivery.eventId}
-                  </Link>{' '}
-                  <code>{delivery.eventType}</code>
-                </>
-              ),
-            },
-            {
-              label: 'Status',
-              role: 'value',
-              cell: (delivery) => (
-                <span class={`pill ${delivery.status === 'succeeded' ? 'pill-ok' : delivery.status === 'failed' ? 'pill-bad' : ''}`}>{delivery.status}</span>
-              ),
-            },
-            {
-              label: 'Attempts',
-              cell: (delivery) =>
-                delivery.attempts.length === 0 ? (
-                  '0'
-                ) : (
-                  <details>
-                    <summary>{delivery.attempts.length}</summary>
-                    <ol class="attempts">
-                      {delivery.attempts.map((attempt) => (
-                        <li key={attempt.attempt}>
-                          <Time value={attempt.at} />: {attempt.responseStatus ?? 'no response'} in {attempt.durationMs} ms
-                          {attempt.error ? ` (${attempt.error})` : ''}
-                        </li>
-                      ))}
-                    </ol>
-                  </details>
-                ),
-            },
-            {
-              label: 'Response',
-              class: 'response',
-              cell: (delivery) => {
-                const last = lastAttempt(delivery);
-                return last ? (last.responseStatus ?? last.error ?? 'no response') : '—';
-              },
-            },
-            { label: 'Created', cell: (delivery) => <Time value={delivery.createdAt} /> },
-            { label: 'Next attempt', cell: (delivery) => <Time value={delivery.nextAttemptAt} /> },
-            {
-              label: 'Actions',
-              role: 'actions',
-              cell: (delivery) =>
-                delivery.status !== 'pending' && (
-                  <button type="button" class="secondary" disabled={retry.busy} onClick={() => retryDelivery(delivery.id)}>
-                    Retry<span class="visually-hidden"> delivery of event {delivery.eventId}</span>
-                  </button>
-                ),
-            },
-          ]}
-        />
+    <Notice kind="warning">
+      {reason === 'receiver_gone' ? (
+        <p>
+          <strong>Stopped: the receiver answered 410 Gone.</strong> That answer says the endpoint no longer exists, so the service stopped delivering to it.
+        </p>
+      ) : (
+        <p>
+          <strong>Stopped: no delivery succeeded for too long.</strong> None of its deliveries succeeded for the operator's WEBHOOK_DISABLE_AFTER_HOURS (72
+          hours unless changed), and at least 5 ended failed, so the service stopped trying.
+        </p>
       )}
-    </div>
+      <p>Deliveries queued before it stopped wait; events since then were not queued. To resume:</p>
+      <ol>
+        <li>
+          Fix the receiver, or <strong>Edit</strong> its URL.
+        </li>
+        <li>
+          <strong>Send test</strong>: a test is sent even while the webhook is stopped; its attempt shows the answer.
+        </li>
+        <li>
+          <strong>Resume</strong>: what waited is sent, on the authority of the connected key.
+        </li>
+        <li>
+          Under its deliveries, <strong>Recover failed deliveries</strong> since before the trouble began, and <strong>Replay from a cursor</strong> for the
+          events of the time it was stopped.
+        </li>
+      </ol>
+    </Notice>
   );
 }
