@@ -15,11 +15,15 @@ export interface Received {
 /** What `/big` answers: 1,023 ASCII bytes, then a 3-byte character across the 1,024th byte, then more. */
 export const BIG_ANSWER = `${'a'.repeat(1023)}€${'b'.repeat(2000)}`;
 
+/** What `/html` answers: markup, quotes and an ampersand, for a reader that must show it as text. */
+export const HTML_ANSWER = '<h1>Thanks</h1><script>window.receiverScriptRan = true</script><img src=x onerror="window.receiverScriptRan = true"> & "done"';
+
 /**
  * Paths and what they answer: `/ok` 200, `/fail` 500, `/hang` never (until the receiver closes),
  * `/slow` 200 after `slowMs`, `/redirect` 302 to `/ok`, `/status/<n>` n, `/retry-after/<value>`
- * 429 with that Retry-After, `/big` 200 with BIG_ANSWER, `/down/<name>` 503 while `down` holds the
- * name, else 200. Any other path 200; a query string is ignored.
+ * 429 with that Retry-After, `/big` 200 with BIG_ANSWER, `/html` 200 with HTML_ANSWER,
+ * `/down/<name>` 503 while `down` holds the name, else 200. Any other path 200; a query string is
+ * ignored.
  */
 export class Receiver {
   readonly received: Received[] = [];
@@ -49,6 +53,7 @@ export class Receiver {
         else if (route === '/hang') this.hanging.add(response);
         else if (route === '/slow') setTimeout(() => response.writeHead(200).end('ok'), this.slowMs);
         else if (route === '/redirect') response.writeHead(302, { location: `${this.origin}/ok` }).end();
+        else if (route === '/html') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HTML_ANSWER);
         else if (status) response.writeHead(Number(status[1])).end();
         else response.writeHead(200).end('ok');
       });
