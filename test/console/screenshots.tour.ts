@@ -194,6 +194,16 @@ it('takes every page at 1440 and 375 px into docs/console/', async () => {
     await target.getByRole('button', { name: 'Show deliveries of Local receiver' }).click();
     await target.locator('.delivery-log .pill', { hasText: 'succeeded' }).first().waitFor();
     await shoot(target, '08-webhooks', width);
+    // The inspector: a test delivery sent, opened to its attempt with the headers sent.
+    await target.getByRole('button', { name: 'Send test to Local receiver' }).click();
+    const testId = (await target.locator('.notice-success code').textContent()) as string;
+    const test = target.locator(`[data-delivery-id="${testId}"]`);
+    await test.locator('.pill', { hasText: 'succeeded' }).waitFor();
+    await test.getByRole('button', { name: 'Inspect attempts of the test delivery' }).click();
+    const attempts = target.getByRole('region', { name: 'Attempts of the test delivery' });
+    await attempts.locator('summary', { hasText: 'Request headers' }).click();
+    await attempts.scrollIntoViewIfNeeded();
+    await shoot(target, '08-webhook-inspector', width);
 
     await goTo(target, 'Apps');
     await shoot(target, '09-apps', width);
