@@ -1,5 +1,5 @@
 // @devdata/client: a typed client of the devdata API, batches and the rows of import files, webhook
-// verification and OAuth helpers.
+// verification (X-Service-Signature and Standard Webhooks) and OAuth helpers.
 export { DevdataClient, ifMatch, type DevdataClientOptions, type EventQuery, type ResourceQuery } from './client.js';
 export { DevdataError, type ErrorDetail } from './errors.js';
 export type { CallOptions, OperationInput } from './operation-types.js';
@@ -56,4 +56,5 @@ export {
   type VerifyWebhookOptions,
   type WebhookVerificationErrorCode,
 } from './webhooks.js';
+export { signStandardWebhook, STANDARD_WEBHOOK_HEADERS, verifyStandardWebhook, type WebhookHeaders } from './standard-webhooks.js';
 export { DevdataOAuth, type OAuthAppOptions, type PendingAuthorization, type TokenSet } from './oauth.js';

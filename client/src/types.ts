@@ -22,6 +22,27 @@ export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type Webhook = Schemas['Webhook'];
 export type WebhookWithSecret = Schemas['WebhookWithSecret'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type WebhookDeliveryStatus = WebhookDelivery['status'];
+/** One attempt of a delivery: the headers sent (by lower-case name) and the start of the answer. */
+export type WebhookDeliveryAttempt = WebhookDelivery['attempts'][number];
+export type WebhookDeliveryPage = Schemas['WebhookDeliveryPage'];
+export type WebhookTestDelivery = Schemas['WebhookTestDelivery'];
+export type WebhookReplay = Schemas['WebhookReplay'];
+export type WebhookRecover = Schemas['WebhookRecover'];
+
+/**
+ * The body of a test delivery (`POST /api/v1/webhooks/{id}/test`), with `X-Service-Event-Id: 0`:
+ * not an event of the log, so a receiver acknowledges it and does nothing else.
+ */
+export interface WebhookTestEvent {
+  id: 0;
+  type: 'webhook.test';
+  data: { webhookId: string };
+  createdAt: string;
+}
+
+/** What a delivery's body holds: an event of the log, or a test delivery's. */
+export type WebhookPayload = DevdataEvent | WebhookTestEvent;
 export type App = Schemas['App'];
 export type AppWithSecret = Schemas['AppWithSecret'];
 export type Schedule = Schemas['Schedule'];

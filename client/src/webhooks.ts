@@ -1,7 +1,8 @@
 // Verifying a webhook delivery: `X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]`,
 // HMAC-SHA256 keyed with the whole `whsec_…` secret over "<t>.<raw body>". Web Crypto only, so it
-// runs in Node 20+, browsers, Deno and edge runtimes alike.
-import type { DevdataEvent } from './types.js';
+// runs in Node 20+, browsers, Deno and edge runtimes alike. The Standard Webhooks headers every
+// delivery carries as well are verified by ./standard-webhooks.ts.
+import type { WebhookPayload } from './types.js';
 
 export const SIGNATURE_HEADER = 'x-service-signature';
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -28,15 +29,16 @@ export interface VerifyWebhookOptions {
 
 const encoder = new TextEncoder();
 
-function bytesOf(body: string | Uint8Array): Uint8Array {
+export function bytesOf(body: string | Uint8Array): Uint8Array {
   return typeof body === 'string' ? encoder.encode(body) : body;
 }
 
-function signedBytes(timestamp: number, body: Uint8Array): Uint8Array<ArrayBuffer> {
-  const prefix = encoder.encode(`${timestamp}.`);
-  const bytes = new Uint8Array(prefix.length + body.length);
-  bytes.set(prefix, 0);
-  bytes.set(body, prefix.length);
+/** `<prefix>` then the body's bytes: what a signature covers. */
+export function signedBytes(prefix: string | number, body: Uint8Array): Uint8Array<ArrayBuffer> {
+  const head = encoder.encode(`${prefix}.`);
+  const bytes = new Uint8Array(head.length + body.length);
+  bytes.set(head, 0);
+  bytes.set(body, head.length);
   return bytes;
 }
 
@@ -57,8 +59,26 @@ export async function signWebhook(rawBody: string | Uint8Array, secret: string, 
   return `t=${timestampSeconds},v1=${Array.from(signature, (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
 }
 
+/** Refuses a signed timestamp further than the tolerance from now. */
+export function checkTimestamp(timestamp: number, options: VerifyWebhookOptions): void {
+  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  const age = Math.floor((options.now ?? Date.now()) / 1000) - timestamp;
+  if (Math.abs(age) > tolerance) {
+    throw new WebhookVerificationError('timestamp_out_of_tolerance', `The signature is ${age} s old; at most ${tolerance} s is accepted`);
+  }
+}
+
+/** The body's JSON: an event of the log, or a test delivery's `webhook.test`. */
+export function payloadOf(body: Uint8Array): WebhookPayload {
+  try {
+    return JSON.parse(new TextDecoder().decode(body)) as WebhookPayload;
+  } catch {
+    throw new WebhookVerificationError('invalid_payload', 'The body is not JSON');
+  }
+}
+
 /**
- * Checks a delivery and returns its event. `rawBody` must be the body exactly as received (before
+ * Checks a delivery and returns its event (or a test delivery's `webhook.test`, id 0). `rawBody` must be the body exactly as received (before
  * any JSON parsing); `signatureHeader` is `X-Service-Signature`. Any `v1` signature may match, so a
  * receiver keeps working while a secret is rotated. The comparison is Web Crypto's HMAC verify
  * (constant time). Throws a WebhookVerificationError when the delivery must not be trusted.
@@ -68,7 +88,7 @@ export async function verifyWebhook(
   signatureHeader: string | null | undefined,
   secret: string,
   options: VerifyWebhookOptions = {},
-): Promise<DevdataEvent> {
+): Promise<WebhookPayload> {
   if (!signatureHeader) throw new WebhookVerificationError('missing_header', 'The X-Service-Signature header is missing');
   let timestamp: number | undefined;
   const signatures: Array<Uint8Array<ArrayBuffer>> = [];
@@ -95,14 +115,6 @@ export async function verifyWebhook(
   }
   if (!matched) throw new WebhookVerificationError('no_matching_signature', 'No signature matches the body and the secret');
 
-  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-  const age = Math.floor((options.now ?? Date.now()) / 1000) - timestamp;
-  if (Math.abs(age) > tolerance) {
-    throw new WebhookVerificationError('timestamp_out_of_tolerance', `The signature is ${age} s old; at most ${tolerance} s is accepted`);
-  }
-  try {
-    return JSON.parse(new TextDecoder().decode(body)) as DevdataEvent;
-  } catch {
-    throw new WebhookVerificationError('invalid_payload', 'The body is not JSON');
-  }
+  checkTimestamp(timestamp, options);
+  return payloadOf(body);
 }

@@ -1,6 +1,6 @@
 // @devdata/client in a real browser (Chromium), loaded as plain ES modules from another origin
 // than the API's: typed calls, the error type, the live stream with its credential in a header,
-// and webhook signatures with Web Crypto. CORS of the API is what makes this work.
+// and webhook signatures (both schemes) with Web Crypto. CORS of the API is what makes this work.
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -91,7 +91,13 @@ describeInBrowser('@devdata/client in Chromium', () => {
           } catch (error) {
             refused = (error as { code: string }).code;
           }
-          return { accountId: me.account.id, created: created.name, missing, streamed, verifiedId: verified.id, refused };
+          // Standard Webhooks' headers, with the secret's key decoded by the browser's atob.
+          const secret = `whsec_${btoa('a 32-byte key for the browser ok')}`;
+          const timestamp = String(Math.floor(Date.now() / 1000));
+          const signature = await client.signStandardWebhook(body, secret, 'dlv_browser', Number(timestamp));
+          const headers = new Headers({ 'webhook-id': 'dlv_browser', 'webhook-timestamp': timestamp, 'webhook-signature': signature });
+          const standard = await client.verifyStandardWebhook(body, headers, secret);
+          return { accountId: me.account.id, created: created.name, missing, streamed, verifiedId: verified.id, refused, standardId: standard.id };
         },
         { base, key: account.key },
       );
@@ -102,6 +108,7 @@ describeInBrowser('@devdata/client in Chromium', () => {
         streamed: [1, 2],
         verifiedId: 9,
         refused: 'no_matching_signature',
+        standardId: 9,
       });
     } finally {
       await tab.close();
