@@ -2,6 +2,7 @@
 // as async iterators, and the live event stream.
 import createClient, { type Client } from 'openapi-fetch';
 import { type BatchAllOptions, BatchFailure, type BatchResponseOf, type BatchResultOf, batchesOf } from './batch.js';
+import { deliveryPages, deliveryQuery, explainExpiredReplay, type WebhookDeliveryQuery, type WebhookReplayRange } from './deliveries.js';
 import { DevdataError, explainExpiredCursor } from './errors.js';
 import { Operations } from './generated/operations.js';
 import { BATCH_MAX_OPERATIONS, HISTORY_MAX_BACKFILL_POINTS } from './generated/values.js';
@@ -37,6 +38,10 @@ import type {
   Schedule,
   Webhook,
   WebhookDelivery,
+  WebhookDeliveryPage,
+  WebhookRecover,
+  WebhookReplay,
+  WebhookTestDelivery,
 } from './types.js';
 
 export interface DevdataClientOptions {
@@ -161,8 +166,48 @@ export class DevdataClient extends Operations {
     yield* (await this.listWebhooks(undefined, options)).data;
   }
 
-  async *iterateWebhookDeliveries(webhookId: string, options?: CallOptions): AsyncGenerator<WebhookDelivery> {
-    yield* (await this.listWebhookDeliveries({ path: { id: webhookId } }, options)).data;
+  /**
+   * A page of a webhook's deliveries, newest first, each attempt with the headers sent and the start
+   * of the answer: `await devdata.webhookDeliveries(id, { status: 'failed', limit: 50 })`. Without
+   * `limit`, every delivery kept; a full page may have more: pass its last id as `before`.
+   */
+  async webhookDeliveries(webhookId: string, query: WebhookDeliveryQuery = {}, options?: CallOptions): Promise<WebhookDeliveryPage> {
+    return this.listWebhookDeliveries({ path: { id: webhookId }, query: deliveryQuery(query) }, options);
+  }
+
+  /** Pages of a webhook's deliveries (`limit` each, default 100), newest first, down to the oldest kept. */
+  webhookDeliveryPages(webhookId: string, query: WebhookDeliveryQuery = {}, options?: CallOptions): AsyncGenerator<WebhookDeliveryPage> {
+    return deliveryPages((page, callOptions) => this.webhookDeliveries(webhookId, page, callOptions), query, options);
+  }
+
+  /** Every delivery of a webhook kept (of `status`, when given), newest first, a page at a time. */
+  async *iterateWebhookDeliveries(webhookId: string, query: WebhookDeliveryQuery = {}, options?: CallOptions): AsyncGenerator<WebhookDelivery> {
+    for await (const page of this.webhookDeliveryPages(webhookId, query, options)) yield* page.data;
+  }
+
+  /**
+   * Sends the webhook a `webhook.test` delivery (event id 0, not an event of the log), even while it
+   * is disabled; its outcome is among the deliveries, `test: true`, under the id returned.
+   */
+  async sendWebhookTest(webhookId: string, options?: CallOptions): Promise<WebhookTestDelivery> {
+    return this.testWebhook({ path: { id: webhookId } }, options);
+  }
+
+  /**
+   * Delivers again, as new deliveries with `X-Service-Replay: true`, every retained event in
+   * (after, until] the webhook subscribes to; `skipped` counts those beyond its queue's room. Needs
+   * events:read too; a cursor older than the retained log throws a 410 `cursor_expired`.
+   */
+  async replayWebhookEvents(webhookId: string, range: WebhookReplayRange, options?: CallOptions): Promise<WebhookReplay> {
+    const body = { after: range.after, ...(range.until !== undefined && { until: range.until }) };
+    return this.replayWebhook({ path: { id: webhookId }, body }, options).catch((error: unknown) => {
+      throw explainExpiredReplay(error, range.after);
+    });
+  }
+
+  /** Sends again, as new deliveries, every delivery of the webhook that ended failed at or after `since`. */
+  async recoverWebhookDeliveries(webhookId: string, since: Date | string, options?: CallOptions): Promise<WebhookRecover> {
+    return this.recoverWebhook({ path: { id: webhookId }, body: { since: isoTime(since) } }, options);
   }
 
   async *iterateApps(options?: CallOptions): AsyncGenerator<App> {

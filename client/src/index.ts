@@ -46,6 +46,7 @@ export {
   type ImportRowError,
 } from './import-rows.js';
 export { csvLine } from './csv.js';
+export { DELIVERY_PAGE_SIZE, type WebhookDeliveryQuery, type WebhookReplayRange } from './deliveries.js';
 export { describeScheduleAction, formatState, scheduleRanOnce, scheduleStatus, webhookStatus } from './display.js';
 export {
   DEFAULT_TOLERANCE_SECONDS,
