@@ -1,7 +1,9 @@
 // One webhook delivery as the service sends it, made by the CLI's `listen`: POST, the same body
 // and the same headers (and no others: node:http, not fetch, which adds its own), 10 s at most,
-// no redirects followed.
-import { randomBytes } from 'node:crypto';
+// no redirects followed. Both signatures are made as the server's signing.ts makes them: its
+// X-Service-Signature, and Standard Webhooks' three headers keyed with the bytes of the secret's
+// base64 after `whsec_` (Node's decoder, which reads the base64url of older secrets too).
+import { createHmac, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { signWebhook } from './webhooks.js';
@@ -21,14 +23,24 @@ export function matchesEventFilters(filters: readonly string[], type: string): b
   return filters.includes(type) || (type.startsWith('custom.') && filters.includes('custom.*'));
 }
 
+/** `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, exactly as the server's signing.ts makes it. */
+function standardSignature(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.slice(secret.indexOf('_') + 1), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
 export async function forwardDelivery(target: URL, body: string, options: { eventId: number; secret: string; userAgent: string }): Promise<ForwardResult> {
   const deliveryId = `dlv_${randomBytes(16).toString('base64url')}`;
+  const timestamp = Math.floor(Date.now() / 1000);
   const headers = {
     'content-type': 'application/json',
     'user-agent': options.userAgent,
-    'x-service-signature': await signWebhook(body, options.secret),
+    'x-service-signature': await signWebhook(body, options.secret, timestamp),
     'x-service-event-id': String(options.eventId),
     'x-service-delivery-id': deliveryId,
+    'webhook-id': deliveryId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': standardSignature(options.secret, deliveryId, timestamp, body),
     'content-length': String(Buffer.byteLength(body)),
   };
   const started = performance.now();

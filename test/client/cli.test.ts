@@ -1,17 +1,20 @@
 // The built devdata-client CLI against the real server: listen --forward-to (deliveries checked
-// with verifyWebhook and Stripe's library, and compared with the server's own deliveries of the
-// same events; its signing secret kept across runs), events tail, trigger, resources, whoami, exit
-// codes and help; what listen and events tail say when the server goes away and comes back.
+// with verifyWebhook, verifyStandardWebhook, Stripe's and the standardwebhooks library, and compared
+// with the server's own deliveries of the same events; its backfill from --after meeting the live
+// events with no gap and no repeat; its signing secret kept across runs), events tail, trigger,
+// resources, whoami, exit codes and help; what listen and events tail say when the server goes
+// away and comes back.
 // The other commands: cli-commands.test.ts; help and usage errors: cli-usage.test.ts.
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyWebhook } from '@devdata/client';
+import { verifyStandardWebhook, verifyWebhook } from '@devdata/client';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedDatabase, TestApp, useTestApp, type TestAccount } from '../support/app.js';
 import { killAll, ROOT, run } from '../support/processes.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 import { Receiver, type Received } from '../webhooks/support.js';
 import { NodeScript, restart } from './support.js';
 
@@ -65,7 +68,8 @@ describe('devdata-client CLI', () => {
     await until(() => listen.lines().length > 0, 'the ready line');
     const ready = listen.json()[0] as { ready: boolean; secret: string; forwardTo: string };
     expect(ready).toMatchObject({ ready: true, forwardTo: receiver.url('/forwarded') });
-    expect(ready.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    // The Standard Webhooks form, as the service makes webhooks' secrets.
+    expect(ready.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
     const resource = await api('POST', '/api/v1/resources', { name: 'Garage door', type: 'binary_sensor', state: false });
     await api('PATCH', `/api/v1/resources/${resource.id}`, { state: true });
@@ -78,6 +82,12 @@ describe('devdata-client CLI', () => {
       const signature = String(delivery.headers['x-service-signature']);
       const event = await verifyWebhook(delivery.rawBody, signature, ready.secret);
       expect(stripe.webhooks.constructEvent(delivery.rawBody, signature, ready.secret)).toEqual(event);
+      const headers = delivery.headers as Record<string, string>;
+      expect(await verifyStandardWebhook(delivery.rawBody, headers, ready.secret)).toEqual(event);
+      expect(new StandardWebhook(ready.secret).verify(delivery.rawBody, headers)).toEqual(event);
+      // Both schemes sign the one moment, the delivery id is Standard Webhooks' webhook-id.
+      expect(delivery.headers['webhook-id']).toBe(delivery.headers['x-service-delivery-id']);
+      expect(signature).toMatch(new RegExp(`^t=${delivery.headers['webhook-timestamp']},v1=`));
       // The same bytes and the same headers as the service's own delivery of that event.
       const twin = real.get(delivery.headers['x-service-event-id']) as Received;
       expect(delivery.rawBody).toBe(twin.rawBody);
@@ -116,6 +126,7 @@ describe('devdata-client CLI', () => {
     expect(eventLines[1]).toMatch(/--> custom\.deployed #3 {2}<-- \[500\] \d+ ms \(dlv_/);
     for (const delivery of receiver.on('/status/500')) {
       await verifyWebhook(delivery.rawBody, String(delivery.headers['x-service-signature']), 'whsec_chosen');
+      await verifyStandardWebhook(delivery.rawBody, delivery.headers as Record<string, string>, 'whsec_chosen');
     }
     expect(await listen.interrupt()).toBe(0);
   });
@@ -126,7 +137,8 @@ describe('devdata-client CLI', () => {
     const first = await as(fresh.key, 'listen', '--print-secret');
     expect(first.code, first.stderr).toBe(0);
     const secret = first.stdout.trim();
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(first.stderr).toBe('');
     expect(JSON.parse((await as(fresh.key, 'listen', '--print-secret', '--json')).stdout)).toEqual({ secret });
 
     // listen signs with it.
@@ -148,6 +160,69 @@ describe('devdata-client CLI', () => {
     expect(files.some((file) => file.startsWith(`${fresh.accountId}@`))).toBe(true);
     for (const file of files) expect((await stat(join(directory, file))).mode & 0o777, file).toBe(0o600);
     expect(files.filter((file) => file.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('listen keeps using a secret kept before the Standard Webhooks form, saying how to replace it', async () => {
+    const older = await app().account(['events:read']);
+    const as = (...args: string[]) => run(process.execPath, [CLIENT_CLI, ...args], { env: { ...env, DEVDATA_API_KEY: older.key } });
+    // The file a run made, holding a secret in the form listen made before (base64url).
+    expect((await as('listen', '--print-secret')).code).toBe(0);
+    const directory = join(configHome, 'devdata', 'listen-secrets');
+    const file = (await readdir(directory)).find((name) => name.startsWith(`${older.accountId}@`))!;
+    const kept = `whsec_${'ab-_'.repeat(10)}abc`;
+    await writeFile(join(directory, file), `${kept}\n`);
+    const printed = await as('listen', '--print-secret');
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toBe(`${kept}\n`);
+    expect(printed.stderr).toContain('predates the Standard Webhooks form');
+    expect(printed.stderr).toContain(join(directory, file));
+  });
+
+  it('listen --after sends the backlog after the cursor, then the live events, each once and in order, while events are written during the backfill', async () => {
+    const writer = await app().account(['events:read', 'events:write']);
+    const publish = async (n: number) => {
+      const response = await app().request({ method: 'POST', url: '/api/v1/events', key: writer.key, body: { type: 'custom.seam', data: { n } } });
+      expect(response.status).toBe(201);
+      return { id: response.json.id as number, at: Date.now() };
+    };
+    for (let n = 1; n <= 30; n++) await publish(n);
+    // A slow receiver: the backfill of 25 takes over a second to forward.
+    receiver.slowMs = 50;
+    const path = '/slow?seam';
+    const listen = new CliProcess(['listen', '--forward-to', receiver.url(path), '--after', '5', '--json'], { ...env, DEVDATA_API_KEY: writer.key });
+    // Events written all along: while listen starts, while the server replays and while the backlog is forwarded.
+    const written: Array<{ id: number; at: number }> = [];
+    let writing = true;
+    const writing$ = (async () => {
+      for (let n = 31; writing; n++) {
+        written.push(await publish(n));
+        await sleep(15);
+      }
+    })();
+    await until(() => receiver.on(path).length >= 20, 'most of the backlog forwarded');
+    writing = false;
+    await writing$;
+    const last = written.at(-1)!.id;
+    await until(() => receiver.on(path).length === last - 5, 'the backlog and every event written since');
+    const received = receiver.on(path);
+    expect(received.map((delivery) => Number(delivery.headers['x-service-event-id']))).toEqual(Array.from({ length: last - 5 }, (_unused, index) => index + 6));
+    expect(received.map((delivery) => JSON.parse(delivery.rawBody).data.n)).toEqual(Array.from({ length: last - 5 }, (_unused, index) => index + 6));
+    // Some events were written while the backlog was being forwarded: after the first forward, before the backlog's last.
+    const backlogDone = received[24]!.at;
+    expect(written.some((event) => event.at > received[0]!.at && event.at < backlogDone)).toBe(true);
+
+    // Then live: the next event comes once, after the others.
+    const live = await publish(0);
+    await until(() => receiver.on(path).length === last - 4, 'the live event');
+    expect(receiver.on(path).at(-1)!.headers['x-service-event-id']).toBe(String(live.id));
+    await until(() => listen.lines().length === last - 3, 'the ready line and a line per event');
+    expect(
+      listen
+        .json()
+        .slice(1)
+        .map((line) => line.eventId),
+    ).toEqual(Array.from({ length: last - 4 }, (_unused, index) => index + 6));
+    expect(await listen.interrupt()).toBe(0);
   });
 
   it('events tail follows the log, replaying from --after, until Ctrl-C', async () => {

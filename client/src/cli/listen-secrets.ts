@@ -1,9 +1,16 @@
 // The signing secret `listen` keeps across runs, one per server and account, in the user's
 // configuration directory (files of mode 0600), so a receiver configured once keeps verifying.
+// New ones are `whsec_` + standard base64 of 32 bytes, which Standard Webhooks libraries read; one
+// kept from before (base64url) stays in use, and isStandardSecret tells listen to say so.
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+
+/** Whether Standard Webhooks libraries read the secret: `whsec_` and standard base64 (a base64url `-` or `_` they refuse). */
+export function isStandardSecret(secret: string): boolean {
+  return /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret);
+}
 
 /** `%APPDATA%\devdata` on Windows; `$XDG_CONFIG_HOME/devdata`, else `~/.config/devdata`, elsewhere. */
 export function configDirectory(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
@@ -45,7 +52,8 @@ export function listenSecret(baseUrl: string, accountId: string, env: NodeJS.Pro
   const kept = readSecret(path);
   if (kept !== undefined) return { secret: kept, path, created: false };
   mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
-  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+  // The Standard Webhooks form, as the service makes webhooks' secrets (api-decisions §14).
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const aside = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(aside, `${secret}\n`, { mode: 0o600, flag: 'wx' });
   try {

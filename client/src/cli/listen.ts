@@ -4,7 +4,7 @@ import { forwardDelivery, type ForwardResult, matchesEventFilters } from '../for
 import type { DevdataEvent } from '../types.js';
 import { type Command, UsageError } from './command.js';
 import { EVENT_TYPE_HELP, streamReporting } from './events.js';
-import { listenSecret } from './listen-secrets.js';
+import { isStandardSecret, listenSecret } from './listen-secrets.js';
 import { type Output, paint, print } from './output.js';
 import { integerValue, interruption, listValue, stringValue } from './values.js';
 
@@ -30,9 +30,9 @@ export const listenCommand: Command = {
   name: 'listen',
   synopsis: '--forward-to URL [options], or listen --print-secret',
   summary: 'forward live events to a local receiver as signed webhook deliveries (--forward-to URL)',
-  details: `Follows the live event stream and POSTs each event to the receiver exactly as a webhook delivery is sent: the same body and headers (X-Service-Signature, X-Service-Event-Id, X-Service-Delivery-Id). One line per event with the receiver's status and time. Resumes after disconnects without losing events, saying so; Ctrl-C stops it.
+  details: `Follows the live event stream and POSTs each event to the receiver exactly as a webhook delivery is sent: the same body and headers (X-Service-Signature, X-Service-Event-Id, X-Service-Delivery-Id, and Standard Webhooks' webhook-id, webhook-timestamp and webhook-signature), so verifyWebhook, verifyStandardWebhook or a Standard Webhooks library accepts it. One line per event with the receiver's status and time. With --after N it first sends the retained events after N, then the live ones, each once and in order. Resumes after disconnects without losing events, saying so; Ctrl-C stops it.
 
-The signing secret is kept for this server and account in the configuration directory ($XDG_CONFIG_HOME/devdata or ~/.config/devdata; %APPDATA%\\devdata on Windows), so the receiver's secret stays valid across runs; --print-secret shows it.`,
+The signing secret (whsec_ and base64, like a webhook's) is kept for this server and account in the configuration directory ($XDG_CONFIG_HOME/devdata or ~/.config/devdata; %APPDATA%\\devdata on Windows), so the receiver's secret stays valid across runs; --print-secret shows it.`,
   options: {
     'forward-to': { type: 'string', value: 'URL', help: 'the local receiver, e.g. http://localhost:3000/webhooks' },
     events: { type: 'string', value: 'T1,T2', help: `only these types (default all): ${EVENT_TYPE_HELP}` },
@@ -47,7 +47,13 @@ The signing secret is kept for this server and account in the configuration dire
     const after = integerValue(values, 'after');
     const devdata = client();
     const chosen = stringValue(values, 'secret');
-    const secret = chosen ?? listenSecret(devdata.baseUrl, (await devdata.getCurrentCredential()).account.id).secret;
+    const kept = chosen === undefined ? listenSecret(devdata.baseUrl, (await devdata.getCurrentCredential()).account.id) : undefined;
+    const secret = chosen ?? kept!.secret;
+    if (kept && !isStandardSecret(secret)) {
+      output.err(
+        `The kept signing secret predates the Standard Webhooks form (base64url): X-Service-Signature verifies as before, but Standard Webhooks libraries refuse it. Delete ${kept.path} for a new one.`,
+      );
+    }
     if (printOnly || !target) return print(output, { secret }, () => output.out(secret));
 
     // The real deliveries' User-Agent names the server's version.
