@@ -1,8 +1,10 @@
-// devdata-client webhooks list|get|create|update|delete|rotate-secret|deliveries|retry.
+// devdata-client webhooks list|get|create|update|delete|rotate-secret, and the delivery commands
+// of webhook-deliveries.ts: deliveries|delivery|retry|test|replay|recover.
 import { webhookStatus } from '../display.js';
-import type { Webhook, WebhookDelivery, WebhookWithSecret } from '../types.js';
+import type { Webhook, WebhookWithSecret } from '../types.js';
 import type { Command, OptionSpec } from './command.js';
 import { EVENT_TYPE_HELP } from './events.js';
+import { deliveryCommands } from './webhook-deliveries.js';
 import { list, type Output, print, printDetails, printTable, statusStyle, time } from './output.js';
 import { enabledValue, listValue, requiredValue, someChange, stringValue } from './values.js';
 
@@ -31,19 +33,6 @@ function printWebhook(output: Output, webhook: Webhook | WebhookWithSecret): voi
     ]);
     if ('secret' in webhook) output.err('The signing secret is shown only now: keep it where your receiver reads it.');
   });
-}
-
-function deliveryCells(delivery: WebhookDelivery) {
-  const last = delivery.attempts.at(-1);
-  const response = last ? (last.responseStatus !== null ? `HTTP ${last.responseStatus}` : (last.error ?? '-')) : '-';
-  return [
-    delivery.id,
-    `#${delivery.eventId} ${delivery.eventType}`,
-    { text: delivery.status, style: statusStyle(delivery.status) },
-    String(delivery.attempts.length),
-    response,
-    time(delivery.completedAt ?? delivery.nextAttemptAt),
-  ];
 }
 
 export const webhookCommands: Command[] = [
@@ -134,28 +123,5 @@ export const webhookCommands: Command[] = [
       printWebhook(output, await client().rotateWebhookSecret({ path: { id: positionals[0]! } }));
     },
   },
-  {
-    name: 'webhooks deliveries',
-    positionals: ['<id>'],
-    summary: "a webhook's deliveries, newest first (pending, and the latest 500 completed)",
-    options: {},
-    async run({ positionals, client }, output) {
-      const page = await client().listWebhookDeliveries({ path: { id: positionals[0]! } });
-      print(output, page, () => {
-        if (page.data.length === 0) return output.err('No deliveries.');
-        printTable(output, ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST RESPONSE', 'COMPLETED / NEXT'], page.data.map(deliveryCells));
-      });
-    },
-  },
-  {
-    name: 'webhooks retry',
-    positionals: ['<id>', '<delivery-id>'],
-    summary: 'queue a completed delivery again',
-    options: {},
-    async run({ positionals, client }, output) {
-      const [id, deliveryId] = positionals as [string, string];
-      const delivery = await client().retryWebhookDelivery({ path: { id, deliveryId } });
-      print(output, delivery, () => printTable(output, ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST RESPONSE', 'COMPLETED / NEXT'], [deliveryCells(delivery)]));
-    },
-  },
+  ...deliveryCommands,
 ];
