@@ -67,15 +67,39 @@ describe("receivers' answers", () => {
     expect(delivery).toMatchObject({ status: 'failed', attempts: [{ responseStatus: 410 }] });
     const [audit] = await disabledAudit(caller.key);
     expect(audit!.data).toMatchObject({ reason: 'receiver_gone', deliveryId: delivery!.id, responseStatus: 410 });
-    // Disabled by the service: new events do not queue, a test is still sent, and no second record.
+    // Disabled (enabled: false), its events still queue unsent; a test is sent; no second record.
     await publish(caller.key);
     expect((await app().request({ method: 'POST', url: `/api/v1/webhooks/${id}/test`, key: caller.key })).status).toBe(202);
     await until(() => onPath(path).length === 2, 'the test delivery');
     await sleep(200);
     expect(onPath(path).map((entry) => entry.headers['x-service-event-id'])).toEqual(['1', '0']);
     expect(await disabledAudit(caller.key)).toHaveLength(1);
-    const enabled = await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${id}`, key: caller.key, body: { enabled: true } });
+    expect((await deliveries(caller.key, id)).filter((each) => each.status === 'pending')).toMatchObject([{ eventId: 2 }]);
+    // Moved to a receiver that answers, and enabled: the queued event drains.
+    const moved = `/ok?moved=${counter}`;
+    const enabled = await app().request({ method: 'PATCH', url: `/api/v1/webhooks/${id}`, key: caller.key, body: { enabled: true, url: receiver.url(moved) } });
     expect(enabled.json).toMatchObject({ enabled: true, disabledReason: null });
+    await until(() => onPath(moved).length === 1, 'the queued event');
+    expect(onPath(moved)[0]!.headers['x-service-event-id']).toBe('2');
+  });
+
+  it("a revoked credential cuts off a webhook its receiver's answer disabled, clearing its queue", async () => {
+    const caller = await app().account();
+    const key = await app().request({
+      method: 'POST',
+      url: '/api/v1/keys',
+      key: caller.key,
+      body: { name: 'hooks', scopes: ['webhooks:manage', 'events:read'] },
+    });
+    const { id } = await hook(key.json.key, `/status/410?n=${++counter}`);
+    await publish(caller.key);
+    await until(async () => (await webhook(caller.key, id)).disabledReason === 'receiver_gone', 'the webhook to be disabled');
+    await publish(caller.key);
+    expect(await deliveries(caller.key, id)).toHaveLength(2);
+    expect((await app().request({ method: 'DELETE', url: `/api/v1/keys/${key.json.id}`, key: caller.key })).status).toBe(204);
+    await until(async () => (await webhook(caller.key, id)).disabledReason === 'credential_revoked', 'the cut-off');
+    expect((await deliveries(caller.key, id)).map((each) => each.status)).toEqual(['failed']);
+    expect((await app().request({ method: 'POST', url: `/api/v1/webhooks/${id}/test`, key: caller.key })).status).toBe(409);
   });
 
   it('429 with Retry-After: 2 holds the next attempt back at least 2 s (the schedule says 0.1 s)', async () => {

@@ -46,10 +46,9 @@ export class WebhookResends {
     const delivery = await inTransaction(
       this.db,
       async (trx) => {
-        const webhook = await this.require(trx, accountId, id);
+        const webhook = await this.lockedForQueueing(trx, accountId, id);
         const delivery = await findDelivery(trx, id, deliveryId);
         if (!delivery) throw notFound('Delivery');
-        if (webhook.disabledReason !== null) throw conflict(`The webhook was disabled (${webhook.disabledReason}): enable it again first`);
         if (delivery.status !== 'pending' && webhook.pendingCount >= QUEUE_CAP) throw conflict(`The webhook's queue is full (${QUEUE_CAP} pending)`);
         if (!(await requeueDelivery(trx, delivery, this.clock.now().toISOString()))) throw conflict('The delivery is already pending');
         return toDelivery((await findDelivery(trx, id, deliveryId)) as DeliveryRow);

@@ -116,7 +116,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
           200: ref('WebhookDelivery'),
           409: errorResponse(
             'conflict',
-            `the webhook was disabled by the service, its queue is full (${QUEUE_CAP} pending), or the delivery is pending already`,
+            `the webhook's credential ended (enable it again first), its queue is full (${QUEUE_CAP} pending), or the delivery is pending already`,
           ),
         },
       },

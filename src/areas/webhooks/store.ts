@@ -1,8 +1,8 @@
 import type { Authorizer } from '../../platform/credential.js';
 import type { WebhookDisabledReason } from './schemas.js';
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
-import type { Executor, WebhooksTable } from '../../storage/schema.js';
+import type { Database, Executor, WebhooksTable } from '../../storage/schema.js';
 import { nextCreatedSeq } from '../../storage/creation-order.js';
 
 export interface WebhookRow {
@@ -43,6 +43,16 @@ function toWebhook(row: Selectable<WebhooksTable>): WebhookRow {
     updatedAt: row.updated_at,
   };
 }
+
+/**
+ * Not cut off for its credential: enabled, paused by its owner, or disabled for its receiver's
+ * answers, which still queues (api-decisions §8: a disabled webhook's events queue) and still
+ * depends on its credential.
+ */
+function notCutOff(eb: ExpressionBuilder<Database, 'webhooks'>) {
+  return eb.or([eb('disabled_reason', 'is', null), eb('disabled_reason', 'in', RECEIVER_REASONS)]);
+}
+const RECEIVER_REASONS: readonly WebhookDisabledReason[] = ['receiver_gone', 'failing'];
 
 export async function insertWebhook(db: Executor, row: WebhookRow): Promise<void> {
   await db
@@ -108,7 +118,7 @@ export async function listWebhooks(db: Executor, accountId: string): Promise<Web
 }
 
 const queueingWebhookRows = prepare((db, p: { accountId: string }) =>
-  db.selectFrom('webhooks').selectAll().where('account_id', '=', p.accountId).where('disabled_reason', 'is', null),
+  db.selectFrom('webhooks').selectAll().where('account_id', '=', p.accountId).where(notCutOff),
 );
 
 /** The account's webhooks that take new events: enabled, or paused by their owner (not cut off). */
@@ -149,7 +159,7 @@ export async function deleteWebhook(db: Executor, id: string): Promise<void> {
 
 export async function webhooksAuthorizedBy(db: Executor, credentialIds: readonly string[]): Promise<WebhookRow[]> {
   if (credentialIds.length === 0) return [];
-  const rows = await db.selectFrom('webhooks').selectAll().where('authorized_by_id', 'in', credentialIds).where('disabled_reason', 'is', null).execute();
+  const rows = await db.selectFrom('webhooks').selectAll().where('authorized_by_id', 'in', credentialIds).where(notCutOff).execute();
   return rows.map(toWebhook);
 }
 
@@ -163,7 +173,7 @@ export async function cutOffWebhook(db: Executor, id: string, reason: string, no
     .updateTable('webhooks')
     .set({ enabled: 0, disabled_reason: reason, pending_count: 0, gap_from: null, gap_to: null, gap_dropped: 0, updated_at: nowIso })
     .where('id', '=', id)
-    .where('disabled_reason', 'is', null)
+    .where(notCutOff)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
   await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('status', '=', 'pending').execute();
@@ -198,7 +208,7 @@ export async function recordDrop(db: Executor, id: string, eventId: number, firs
 
 /** The credentials that authorize webhooks not yet cut off. */
 export async function activeAuthorizers(db: Executor): Promise<Authorizer[]> {
-  const rows = await db.selectFrom('webhooks').select(['authorized_by_kind', 'authorized_by_id']).distinct().where('disabled_reason', 'is', null).execute();
+  const rows = await db.selectFrom('webhooks').select(['authorized_by_kind', 'authorized_by_id']).distinct().where(notCutOff).execute();
   return rows.map((row) => ({ kind: row.authorized_by_kind as Authorizer['kind'], id: row.authorized_by_id }));
 }
 
