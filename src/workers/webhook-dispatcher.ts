@@ -5,13 +5,17 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebhookAttempts } from '../areas/webhooks/attempts.js';
 
+/** The least time between two claims of one process (bench/README.md, "Webhook deliveries"). */
+const POLL_SPACING_MS = 5;
+
 export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts under way by webhook id. */
   private readonly busy = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
-  /** A poll asked for in this turn of the event loop: the attempts that end in one turn share it. */
-  private scheduled: NodeJS.Immediate | undefined;
+  /** A poll asked for: the attempts that end before it runs share it. */
+  private scheduled: NodeJS.Timeout | undefined;
+  private lastPollAt = 0;
   private polling: Promise<void> | undefined;
   private pollAgain = false;
   private stopped = true;
@@ -41,9 +45,12 @@ export class WebhookDispatcher {
       return;
     }
     if (this.scheduled) return;
-    this.scheduled = setImmediate(() => {
+    // Polls at most every POLL_SPACING_MS: at a high rate each claims the attempts that ended meanwhile.
+    const wait = Math.max(0, this.lastPollAt + POLL_SPACING_MS - performance.now());
+    this.scheduled = setTimeout(() => {
       this.scheduled = undefined;
       if (this.stopped) return;
+      this.lastPollAt = performance.now();
       this.polling = this.poll().finally(() => {
         this.polling = undefined;
         if (this.pollAgain) {
@@ -51,7 +58,7 @@ export class WebhookDispatcher {
           this.wake();
         }
       });
-    });
+    }, wait);
   }
 
   private async poll(): Promise<void> {
@@ -92,7 +99,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    clearImmediate(this.scheduled);
+    clearTimeout(this.scheduled);
     await this.polling;
     await Promise.allSettled([...this.inFlight]);
   }
