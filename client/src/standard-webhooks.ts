@@ -4,7 +4,7 @@
 // the secret's base64 after `whsec_` encodes. What the standardwebhooks and svix libraries check,
 // with Web Crypto only, like verifyWebhook beside it.
 import type { WebhookPayload } from './types.js';
-import { bytesOf, checkTimestamp, payloadOf, signedBytes, type VerifyWebhookOptions, WebhookVerificationError } from './webhooks.js';
+import { bytesOf, checkedPayload, signedBytes, type VerifyWebhookOptions, WebhookVerificationError } from './webhooks.js';
 
 /** The three headers, by their lower-case names. */
 export const STANDARD_WEBHOOK_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
@@ -86,14 +86,5 @@ export async function verifyStandardWebhook(
   if (signatures.length === 0) throw new WebhookVerificationError('invalid_header', 'The webhook-signature header has no v1 signature');
 
   const body = bytesOf(rawBody);
-  const key = await standardKey(secret, 'verify');
-  const signed = signedBytes(`${id}.${timestamp}`, body);
-  let matched = false;
-  // Every signature is checked, matching or not, so the time taken says nothing about which.
-  for (const signature of signatures) {
-    if (await crypto.subtle.verify('HMAC', key, signature, signed)) matched = true;
-  }
-  if (!matched) throw new WebhookVerificationError('no_matching_signature', 'No signature matches the body and the secret');
-  checkTimestamp(timestamp, options);
-  return payloadOf(body);
+  return checkedPayload(await standardKey(secret, 'verify'), signatures, signedBytes(`${id}.${timestamp}`, body), timestamp, body, options);
 }

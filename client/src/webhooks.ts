@@ -106,15 +106,24 @@ export async function verifyWebhook(
   if (signatures.length === 0) throw new WebhookVerificationError('invalid_header', 'The X-Service-Signature header has no v1 signature');
 
   const body = bytesOf(rawBody);
-  const key = await hmacKey(secret, 'verify');
-  const signed = signedBytes(timestamp, body);
+  return checkedPayload(await hmacKey(secret, 'verify'), signatures, signedBytes(timestamp, body), timestamp, body, options);
+}
+
+/** The payload once one of `signatures` matches `signed` under `key` and the timestamp is recent; throws otherwise. */
+export async function checkedPayload(
+  key: CryptoKey,
+  signatures: readonly Uint8Array<ArrayBuffer>[],
+  signed: Uint8Array<ArrayBuffer>,
+  timestamp: number,
+  body: Uint8Array,
+  options: VerifyWebhookOptions,
+): Promise<WebhookPayload> {
   let matched = false;
   // Every signature is checked, matching or not, so the time taken says nothing about which.
   for (const signature of signatures) {
     if (await crypto.subtle.verify('HMAC', key, signature, signed)) matched = true;
   }
   if (!matched) throw new WebhookVerificationError('no_matching_signature', 'No signature matches the body and the secret');
-
   checkTimestamp(timestamp, options);
   return payloadOf(body);
 }

@@ -127,14 +127,7 @@ export async function listDeliveries(
   query: DeliveryQuery & { limit: number; completedKept: number },
 ): Promise<DeliveryRow[] | undefined> {
   // Completed deliveries past the newest `completedKept` are gone, whenever housekeeping deletes them.
-  const kept = db
-    .selectFrom('webhook_deliveries')
-    .select('id')
-    .where('webhook_id', '=', webhookId)
-    .where('status', '!=', 'pending')
-    .orderBy('completed_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(query.completedKept);
+  const kept = newestCompleted(db, webhookId, query.completedKept);
   let select = db
     .selectFrom('webhook_deliveries')
     .select(DELIVERY_COLUMNS)
@@ -315,6 +308,18 @@ export async function requeueDelivery(db: Executor, delivery: { id: string; webh
   return true;
 }
 
+/** The ids of the webhook's newest `keep` completed deliveries, the ones kept (a subquery). */
+function newestCompleted(db: Executor, webhookId: string, keep: number) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '!=', 'pending')
+    .orderBy('completed_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(keep);
+}
+
 /** Keeps the newest `keep` completed deliveries of each webhook. */
 export async function pruneCompletedDeliveries(db: Executor, keep: number): Promise<number> {
   const crowded = await db
@@ -326,14 +331,7 @@ export async function pruneCompletedDeliveries(db: Executor, keep: number): Prom
     .execute();
   let deleted = 0;
   for (const { webhook_id: webhookId } of crowded) {
-    const newest = db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('webhook_id', '=', webhookId)
-      .where('status', '!=', 'pending')
-      .orderBy('completed_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(keep);
+    const newest = newestCompleted(db, webhookId, keep);
     const result = await db
       .deleteFrom('webhook_deliveries')
       .where('webhook_id', '=', webhookId)
