@@ -238,7 +238,10 @@ describe('webhook tools', () => {
       expect([...first, ...second, ...third].map((delivery) => delivery.id)).toEqual(all.map((delivery) => delivery.id));
       expect(third).toHaveLength(1);
       expect(await deliveries(caller.key, ok.id, '?status=failed')).toEqual([]);
-      for (const query of ['?status=done', '?limit=0', '?limit=501', '?before=dlv_nothing', '?other=1']) {
+      const [third3] = third;
+      expect((await deliveries(caller.key, ok.id, `?eventId=${third3!.eventId}`)).map((delivery) => delivery.id)).toEqual([third3!.id]);
+      expect(await deliveries(caller.key, ok.id, '?eventId=999999')).toEqual([]);
+      for (const query of ['?status=done', '?limit=0', '?limit=501', '?before=dlv_nothing', '?other=1', '?eventId=-1', '?eventId=x']) {
         const refused = await app().request({ url: `/api/v1/webhooks/${ok.id}/deliveries${query}`, key: caller.key });
         expect(refused.status, query).toBe(400);
         expect(refused.json.error.code).toBe('invalid_request');

@@ -39,10 +39,7 @@ interface EventDelivery {
   delivery: WebhookDelivery;
 }
 
-/**
- * The deliveries of one event: every webhook's delivery log (its pending deliveries and latest 500
- * completed ones) searched for the event's id; the API has no lookup by event.
- */
+/** The deliveries of one event: each webhook's kept deliveries of it (`?eventId=`). */
 function useEventDeliveries(eventId: number, active: boolean) {
   const client = useClient();
   return useLoad(
@@ -52,12 +49,10 @@ function useEventDeliveries(eventId: number, active: boolean) {
       const logs = await Promise.all(
         webhooks.map(async (webhook) => ({
           webhook,
-          deliveries: (await client.listWebhookDeliveries({ path: { id: webhook.id } }, { signal })).data,
+          deliveries: (await client.listWebhookDeliveries({ path: { id: webhook.id }, query: { eventId } }, { signal })).data,
         })),
       );
-      return logs.flatMap(({ webhook, deliveries }) =>
-        deliveries.filter((delivery) => delivery.eventId === eventId).map((delivery) => ({ webhook: { id: webhook.id, name: webhook.name }, delivery })),
-      );
+      return logs.flatMap(({ webhook, deliveries }) => deliveries.map((delivery) => ({ webhook: { id: webhook.id, name: webhook.name }, delivery })));
     },
     [client, eventId, active],
   );

@@ -134,6 +134,7 @@ export async function listDeliveries(
     .where('webhook_id', '=', webhookId)
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb('id', 'in', kept)]));
   if (query.status !== undefined) select = select.where('status', '=', query.status);
+  if (query.eventId !== undefined) select = select.where('event_id', '=', query.eventId);
   if (query.before !== undefined) {
     const edge = await db
       .selectFrom('webhook_deliveries')

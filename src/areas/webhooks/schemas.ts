@@ -83,6 +83,7 @@ export const UpdateWebhookBody = Type.Object(
 export const DeliveriesQuery = Type.Object(
   {
     status: Type.Optional(DeliveryStatus),
+    eventId: Type.Optional(Type.Integer({ minimum: 0, description: 'Only the deliveries of this event (0: the test deliveries)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'At most this many (default: every kept delivery)' })),
     before: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A delivery id: the page continues after it, older' })),
   },
