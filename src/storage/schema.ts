@@ -139,6 +139,8 @@ export interface WebhooksTable {
   gap_dropped: Generated<number>;
   /** The first failed attempt since the last success; null while deliveries succeed. */
   failing_since: string | null;
+  /** Before this time its receiver asked for no requests (a 429 or 503 with Retry-After). */
+  held_until: string | null;
   /** Deliveries that ended failed since `failing_since`. */
   failed_deliveries: Generated<number>;
   created_at: string;

@@ -12,7 +12,7 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 /** A public unicast address: accepted, and never contacted (nothing here publishes events). */
 const PUBLIC_URL = 'https://93.184.215.14/hooks/devdata';
-const WEBHOOK_FIELDS = ['createdAt', 'disabledReason', 'enabled', 'events', 'id', 'name', 'updatedAt', 'url'];
+const WEBHOOK_FIELDS = ['createdAt', 'disabledReason', 'enabled', 'events', 'failingSince', 'heldUntil', 'id', 'name', 'updatedAt', 'url'];
 
 function expectInvalidUrl(response: TestResponse): void {
   expectError(response, 400, 'invalid_request');

@@ -107,6 +107,14 @@ describe("receivers' answers", () => {
     const path = `/retry-after/2?n=${++counter}`;
     const { id } = await hook(caller.key, path);
     await publish(caller.key);
+    await until(() => onPath(path).length === 1, 'the first attempt');
+    // Held back, visibly, and audited once when the hold starts.
+    await until(async () => (await webhook(caller.key, id)).heldUntil !== null, 'the hold to show');
+    const held = await webhook(caller.key, id);
+    expect(Date.parse(held.heldUntil) - onPath(path)[0]!.at).toBeGreaterThan(1500);
+    const deferred = (await app().request({ url: '/api/v1/audit?type=webhook.deferred', key: caller.key })).json.data;
+    expect(deferred).toHaveLength(1);
+    expect(deferred[0].data).toMatchObject({ webhookId: id, responseStatus: 429, retryAfterSeconds: 2, heldUntil: held.heldUntil });
     await until(() => onPath(path).length === 2, 'the second attempt', 8000);
     const [first, second] = onPath(path);
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(1900);
@@ -155,8 +163,8 @@ describe('a webhook failing too long', () => {
     for (let index = 0; index < 4; index++) await publish(caller.key);
     await until(async () => (await deliveries(caller.key, id)).every((delivery) => delivery.status === 'failed'), 'four failed deliveries');
     await sleep(2000);
-    // Long enough, but only four failed: still enabled.
-    expect(await webhook(caller.key, id)).toMatchObject({ enabled: true, disabledReason: null });
+    // Long enough, but only four failed: still enabled, failing since its first failed attempt.
+    expect(await webhook(caller.key, id)).toMatchObject({ enabled: true, disabledReason: null, failingSince: expect.any(String) });
     await publish(caller.key);
     await until(async () => (await webhook(caller.key, id)).disabledReason === 'failing', 'the webhook to be disabled');
     const [audit] = await disabledAudit(caller.key);
@@ -173,6 +181,7 @@ describe('a webhook failing too long', () => {
     receiver.down.delete(name);
     await publish(caller.key);
     await until(async () => (await deliveries(caller.key, id))[0]?.status === 'succeeded', 'a success');
+    expect((await webhook(caller.key, id)).failingSince).toBeNull();
     receiver.down.add(name);
     await sleep(2000);
     await publish(caller.key);

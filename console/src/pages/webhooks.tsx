@@ -138,6 +138,22 @@ function WebhookCard({ webhook, onChanged }: { webhook: Webhook; onChanged: () =
         <dd>
           <code>{webhook.id}</code>
         </dd>
+        {webhook.heldUntil && (
+          <>
+            <dt>Held until</dt>
+            <dd>
+              <Time value={webhook.heldUntil} /> (the receiver asked for no requests before then)
+            </dd>
+          </>
+        )}
+        {webhook.failingSince && (
+          <>
+            <dt>Failing since</dt>
+            <dd>
+              <Time value={webhook.failingSince} /> (no delivery has succeeded since)
+            </dd>
+          </>
+        )}
         <dt>Created</dt>
         <dd>
           <Time value={webhook.createdAt} />
@@ -254,7 +270,10 @@ function StoppedNotice({ reason }: { reason: NonNullable<Webhook['disabledReason
           hours unless changed), and at least 5 ended failed, so the service stopped trying.
         </p>
       )}
-      <p>Deliveries queued before it stopped wait; events since then were not queued. To resume:</p>
+      <p>
+        Its events still queue while it is stopped (up to 1,000 waiting; past that they are dropped and the gap is recorded), and are sent when it is resumed.
+        To resume:
+      </p>
       <ol>
         <li>
           Fix the receiver, or <strong>Edit</strong> its URL.
@@ -266,8 +285,8 @@ function StoppedNotice({ reason }: { reason: NonNullable<Webhook['disabledReason
           <strong>Resume</strong>: what waited is sent, on the authority of the connected key.
         </li>
         <li>
-          Under its deliveries, <strong>Recover failed deliveries</strong> since before the trouble began, and <strong>Replay from a cursor</strong> for the
-          events of the time it was stopped.
+          Under its deliveries, <strong>Recover failed deliveries</strong> since before the trouble began, and <strong>Replay from a cursor</strong> for any
+          events the full queue dropped.
         </li>
       </ol>
     </Notice>

@@ -27,6 +27,7 @@ export const AUDIT_TYPES = [
   'webhook.deleted',
   'webhook.secret_rotated',
   'webhook.disabled',
+  'webhook.deferred',
   'webhook.queue_full',
   'webhook.queue_resumed',
   'webhook.event_gap',

@@ -14,7 +14,7 @@ import type { WebhookSender } from './sender.js';
 import { IN_FLIGHT_PER_WEBHOOK, takeInTurn } from './fair-claim.js';
 import { deliveryHeaders } from './signing.js';
 import { claimDeliveries, deferPending, dueDeliveries, recordAttempt, type ClaimedDelivery, type FailingState } from './delivery-store.js';
-import { disableWebhook } from './store.js';
+import { disableWebhook, holdWebhook } from './store.js';
 import type { Attempt, WebhookDisabledReason } from './schemas.js';
 
 export const MAX_ATTEMPTS = 5;
@@ -106,12 +106,25 @@ export class WebhookAttempts {
       });
       if (!failing) return;
       // The receiver asked for no requests before then: its other deliveries wait too.
-      if (heldUntil !== null) await deferPending(trx, delivery.webhookId, new Date(heldUntil).toISOString(), done.toISOString());
+      if (heldUntil !== null) await this.hold(trx, delivery, new Date(heldUntil).toISOString(), { responseStatus: result.responseStatus, retryAfterSeconds });
       const reason = gone ? 'receiver_gone' : succeeded ? undefined : this.failingTooLong(failing, done.getTime());
       if (reason) await this.disable(trx, delivery, reason, gone ? { deliveryId: delivery.id, responseStatus: 410 } : { ...failing });
     });
     this.usage.count(delivery.accountId, { webhookDeliveries: 1 });
     this.attemptListener?.(succeeded ? 'succeeded' : finished ? 'failed' : 'retrying', result.durationMs / 1000);
+  }
+
+  private async hold(exec: Executor, delivery: ClaimedDelivery, untilIso: string, data: Record<string, unknown>): Promise<void> {
+    const nowIso = this.clock.now().toISOString();
+    await deferPending(exec, delivery.webhookId, untilIso, nowIso);
+    if (!(await holdWebhook(exec, delivery.webhookId, untilIso, nowIso))) return;
+    await this.audit.record(exec, {
+      accountId: delivery.accountId,
+      type: 'webhook.deferred',
+      actor: { kind: 'system' },
+      target: { type: 'webhook', id: delivery.webhookId },
+      data: { webhookId: delivery.webhookId, deliveryId: delivery.id, ...data, heldUntil: untilIso },
+    });
   }
 
   private failingTooLong(failing: FailingState, now: number): 'failing' | undefined {

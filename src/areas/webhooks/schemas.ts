@@ -36,6 +36,12 @@ const webhookFields = {
   events: Type.Array(Type.String()),
   enabled: Type.Boolean(),
   disabledReason: DisabledReason,
+  failingSince: Type.Union([Timestamp, Type.Null()], {
+    description: 'Since when no delivery has succeeded (its first failed attempt after the last success); null while deliveries succeed',
+  }),
+  heldUntil: Type.Union([Timestamp, Type.Null()], {
+    description: 'Its receiver answered 429 or 503 with Retry-After: no delivery is attempted before this time (an hour at most); null otherwise',
+  }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 };

@@ -92,6 +92,7 @@ export class WebhooksService implements StandingObjects {
       gap: null,
       failingSince: null,
       failedDeliveries: 0,
+      heldUntil: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -116,7 +117,7 @@ export class WebhooksService implements StandingObjects {
   }
 
   async list(accountId: string): Promise<Webhook[]> {
-    return (await listWebhooks(this.db, accountId)).map(toWebhook);
+    return (await listWebhooks(this.db, accountId)).map((row) => toWebhook(row));
   }
 
   async get(accountId: string, id: string): Promise<Webhook> {

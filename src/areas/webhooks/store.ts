@@ -20,6 +20,8 @@ export interface WebhookRow {
   /** The first failed attempt since the last success, and the deliveries that ended failed since. */
   failingSince: string | null;
   failedDeliveries: number;
+  /** Before this time its receiver asked for no requests. */
+  heldUntil: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -39,6 +41,7 @@ function toWebhook(row: Selectable<WebhooksTable>): WebhookRow {
     gap: row.gap_from === null ? null : { from: Number(row.gap_from), to: Number(row.gap_to), dropped: Number(row.gap_dropped) },
     failingSince: row.failing_since,
     failedDeliveries: Number(row.failed_deliveries),
+    heldUntil: row.held_until,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -192,6 +195,17 @@ export async function disableWebhook(db: Executor, id: string, reason: WebhookDi
     .where('disabled_reason', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Holds the webhook's deliveries back until `untilIso` (or later, when held longer already).
+ * Returns whether a hold starts (none was in force at `nowIso`), which is audited.
+ */
+export async function holdWebhook(db: Executor, id: string, untilIso: string, nowIso: string): Promise<boolean> {
+  const before = await db.selectFrom('webhooks').select('held_until').where('id', '=', id).executeTakeFirst();
+  const heldUntil = before?.held_until ?? null;
+  if (heldUntil === null || heldUntil < untilIso) await db.updateTable('webhooks').set({ held_until: untilIso }).where('id', '=', id).execute();
+  return heldUntil === null || heldUntil <= nowIso;
 }
 
 export async function recordDrop(db: Executor, id: string, eventId: number, first: boolean): Promise<void> {

@@ -3,7 +3,7 @@ import type { DeliveryRow } from './delivery-store.js';
 import type { Delivery, Webhook, WebhookChanges } from './schemas.js';
 import type { WebhookRow } from './store.js';
 
-export function toWebhook(row: WebhookRow): Webhook {
+export function toWebhook(row: WebhookRow, now = new Date().toISOString()): Webhook {
   return {
     id: row.id,
     name: row.name,
@@ -11,6 +11,8 @@ export function toWebhook(row: WebhookRow): Webhook {
     events: row.events,
     enabled: row.enabled,
     disabledReason: row.disabledReason,
+    failingSince: row.failingSince,
+    heldUntil: row.heldUntil !== null && row.heldUntil > now ? row.heldUntil : null,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };

@@ -6,12 +6,14 @@ import type { Kysely } from 'kysely';
 // - webhooks.failing_since / failed_deliveries: since when no delivery has succeeded (the first
 //   failed attempt after the last success) and how many deliveries ended failed since, which
 //   disable a webhook after WEBHOOK_DISABLE_AFTER_HOURS.
+// - webhooks.held_until: the time before which its receiver asked for no requests (Retry-After).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('webhook_deliveries')
     .addColumn('origin', 'text', (col) => col.notNull().defaultTo('event'))
     .execute();
   await db.schema.alterTable('webhooks').addColumn('failing_since', 'text').execute();
+  await db.schema.alterTable('webhooks').addColumn('held_until', 'text').execute();
   await db.schema
     .alterTable('webhooks')
     .addColumn('failed_deliveries', 'integer', (col) => col.notNull().defaultTo(0))
@@ -20,6 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('webhooks').dropColumn('failed_deliveries').execute();
+  await db.schema.alterTable('webhooks').dropColumn('held_until').execute();
   await db.schema.alterTable('webhooks').dropColumn('failing_since').execute();
   await db.schema.alterTable('webhook_deliveries').dropColumn('origin').execute();
 }
