@@ -18,8 +18,8 @@ import { toDelivery } from './views.js';
 
 export const QUEUE_CAP = 1000;
 export const HISTORY_KEPT = 500;
-/** A replay reads the log this many events at a time. */
-const REPLAY_READ = 1000;
+/** A replay reads the log this many events at a time (up to 64 KiB each). */
+const REPLAY_READ = 200;
 
 export class WebhookResends {
   private queuedListener: (() => void) | undefined;
@@ -90,11 +90,19 @@ export class WebhookResends {
       throw new DomainError('cursor_expired', `Events after ${range.after} are no longer retained: replay from a later cursor`, error.details);
     });
     const upTo = Math.min(range.until ?? newest, newest);
-    const matching: Array<{ id: number; type: string; json: Buffer }> = [];
+    // Only as many events as the queue has room for are kept (the others are counted): the log
+    // may hold 10,000 events of up to 64 KiB each.
+    const keep = Math.max(0, QUEUE_CAP - webhook.pendingCount);
+    const kept: Array<{ id: number; type: string; json: Buffer }> = [];
+    let matching = 0;
     for (let after = range.after; after < upTo; ) {
       const read = await this.events.readJson(accountId, { after, upTo, limit: REPLAY_READ });
       if (read.length === 0) break;
-      matching.push(...read.filter((event) => matches(webhook.events, event.type)));
+      for (const event of read) {
+        if (!matches(webhook.events, event.type)) continue;
+        matching++;
+        if (kept.length < keep) kept.push(event);
+      }
       after = read.at(-1)!.id;
     }
     const result = await inTransaction(
@@ -103,11 +111,11 @@ export class WebhookResends {
         const locked = await this.lockedForQueueing(trx, accountId, id);
         const room = Math.max(0, QUEUE_CAP - locked.pendingCount);
         const createdAt = this.clock.now().toISOString();
-        const deliveries = matching
+        const deliveries = kept
           .slice(0, room)
           .map((event) => this.newDelivery(locked, { eventId: event.id, eventType: event.type, payload: event.json.toString() }, 'replay', createdAt));
         await queueDeliveries(trx, deliveries, new Map([[id, { count: deliveries.length, clearGap: false }]]));
-        return { queued: deliveries.length, skipped: matching.length - deliveries.length };
+        return { queued: deliveries.length, skipped: matching - deliveries.length };
       },
       outcome,
     );
