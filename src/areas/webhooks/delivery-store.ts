@@ -27,13 +27,15 @@ export interface DeliveryRow {
 /** A delivery claimed for an attempt, with what sending it needs of its webhook. */
 export type ClaimedDelivery = DeliveryRow & { url: string; sealedSecret: string; authorizedBy: Authorizer };
 
-const DELIVERY_COLUMNS = [
+/** A delivery as its history lists it: without the body it sends (up to 64 KiB). */
+export type ListedDelivery = Omit<DeliveryRow, 'payload'>;
+
+const LISTED_COLUMNS = [
   'id',
   'webhook_id',
   'account_id',
   'event_id',
   'event_type',
-  'payload',
   'gap',
   'status',
   'attempts',
@@ -42,15 +44,19 @@ const DELIVERY_COLUMNS = [
   'created_at',
   'completed_at',
 ] as const;
+const DELIVERY_COLUMNS = [...LISTED_COLUMNS, 'payload'] as const;
 
 function toDelivery(row: Pick<Selectable<WebhookDeliveriesTable>, (typeof DELIVERY_COLUMNS)[number]>): DeliveryRow {
+  return { ...toListed(row), payload: row.payload };
+}
+
+function toListed(row: Pick<Selectable<WebhookDeliveriesTable>, (typeof LISTED_COLUMNS)[number]>): ListedDelivery {
   return {
     id: row.id,
     webhookId: row.webhook_id,
     accountId: row.account_id,
     eventId: Number(row.event_id),
     eventType: row.event_type,
-    payload: row.payload,
     gap: row.gap,
     status: row.status as DeliveryRow['status'],
     // Attempts recorded before migration 0016 have no headers or body.
@@ -111,9 +117,9 @@ export async function queueDeliveries(
   }
 }
 
-export async function findDelivery(db: Executor, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
-  const row = await db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('id', '=', id).where('webhook_id', '=', webhookId).executeTakeFirst();
-  return row && toDelivery(row);
+export async function findDelivery(db: Executor, webhookId: string, id: string): Promise<ListedDelivery | undefined> {
+  const row = await db.selectFrom('webhook_deliveries').select(LISTED_COLUMNS).where('id', '=', id).where('webhook_id', '=', webhookId).executeTakeFirst();
+  return row && toListed(row);
 }
 
 /**
@@ -125,12 +131,12 @@ export async function listDeliveries(
   db: Executor,
   webhookId: string,
   query: DeliveryQuery & { limit: number; completedKept: number },
-): Promise<DeliveryRow[] | undefined> {
+): Promise<ListedDelivery[] | undefined> {
   // Completed deliveries past the newest `completedKept` are gone, whenever housekeeping deletes them.
   const kept = newestCompleted(db, webhookId, query.completedKept);
   let select = db
     .selectFrom('webhook_deliveries')
-    .select(DELIVERY_COLUMNS)
+    .select(LISTED_COLUMNS)
     .where('webhook_id', '=', webhookId)
     .where((eb) => eb.or([eb('status', '=', 'pending'), eb('id', 'in', kept)]));
   if (query.status !== undefined) select = select.where('status', '=', query.status);
@@ -153,7 +159,7 @@ export async function listDeliveries(
     );
   }
   const rows = await select.orderBy('created_at', 'desc').orderBy('event_id', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
-  return rows.map(toDelivery);
+  return rows.map(toListed);
 }
 
 /** The webhook's deliveries that ended failed at or after `sinceIso`, oldest first, at most `limit`. */

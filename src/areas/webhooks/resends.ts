@@ -51,7 +51,7 @@ export class WebhookResends {
         if (!delivery) throw notFound('Delivery');
         if (delivery.status !== 'pending' && webhook.pendingCount >= QUEUE_CAP) throw conflict(`The webhook's queue is full (${QUEUE_CAP} pending)`);
         if (!(await requeueDelivery(trx, delivery, this.clock.now().toISOString()))) throw conflict('The delivery is already pending');
-        return toDelivery((await findDelivery(trx, id, deliveryId)) as DeliveryRow);
+        return toDelivery((await findDelivery(trx, id, deliveryId))!);
       },
       outcome,
     );

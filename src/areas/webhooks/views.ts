@@ -1,5 +1,5 @@
 // A webhook's and a delivery's API shapes, from their stored rows.
-import type { DeliveryRow } from './delivery-store.js';
+import type { ListedDelivery } from './delivery-store.js';
 import type { Delivery, Webhook, WebhookChanges } from './schemas.js';
 import type { WebhookRow } from './store.js';
 
@@ -18,7 +18,7 @@ export function toWebhook(row: WebhookRow, now = new Date().toISOString()): Webh
   };
 }
 
-export function toDelivery(row: DeliveryRow): Delivery {
+export function toDelivery(row: ListedDelivery): Delivery {
   return {
     id: row.id,
     eventId: row.eventId,
