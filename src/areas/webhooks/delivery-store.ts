@@ -102,13 +102,14 @@ export async function queueDeliveries(
       .values(deliveries.slice(start, start + 200).map(deliveryValues))
       .execute();
   }
-  const byChange = new Map<string, string[]>();
-  for (const [webhookId, { count, clearGap }] of added) {
-    const change = `${count} ${clearGap}`;
-    byChange.set(change, [...(byChange.get(change) ?? []), webhookId]);
+  const byChange = new Map<string, { count: number; clearGap: boolean; webhookIds: string[] }>();
+  for (const [webhookId, change] of added) {
+    const key = `${change.count} ${change.clearGap}`;
+    const group = byChange.get(key) ?? { ...change, webhookIds: [] };
+    group.webhookIds.push(webhookId);
+    byChange.set(key, group);
   }
-  for (const [change, webhookIds] of byChange) {
-    const [count, clearGap] = [Number(change.split(' ')[0]), change.endsWith('true')];
+  for (const { count, clearGap, webhookIds } of byChange.values()) {
     await db
       .updateTable('webhooks')
       .set((eb) => ({ pending_count: eb('pending_count', '+', count), ...(clearGap ? { gap_from: null, gap_to: null, gap_dropped: 0 } : {}) }))

@@ -9,7 +9,8 @@ import { EVENT_TYPES } from '../events/event.js';
  * Why the service disabled a webhook: its authorizing credential ended (the queue was cleared), the
  * receiver answered 410 Gone, or no delivery succeeded for WEBHOOK_DISABLE_AFTER_HOURS.
  */
-export const WEBHOOK_DISABLED_REASONS = [...CUT_OFF_REASONS, 'receiver_gone', 'failing'] as const;
+export const RECEIVER_DISABLED_REASONS = ['receiver_gone', 'failing'] as const;
+export const WEBHOOK_DISABLED_REASONS = [...CUT_OFF_REASONS, ...RECEIVER_DISABLED_REASONS] as const;
 export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
 /** Typed by hand: Static cannot read the literals' union out of a mapped array. */
 const DisabledReason = Type.Unsafe<WebhookDisabledReason | null>(

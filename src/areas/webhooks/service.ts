@@ -110,18 +110,19 @@ export class WebhooksService implements StandingObjects {
           { type: 'webhook', id: row.id },
           { name: row.name, url, events: row.events, enabled: row.enabled },
         );
-        return { ...toWebhook(row), secret };
+        return { ...toWebhook(row, now), secret };
       },
       outcome,
     );
   }
 
   async list(accountId: string): Promise<Webhook[]> {
-    return (await listWebhooks(this.db, accountId)).map((row) => toWebhook(row));
+    const now = this.clock.now().toISOString();
+    return (await listWebhooks(this.db, accountId)).map((row) => toWebhook(row, now));
   }
 
   async get(accountId: string, id: string): Promise<Webhook> {
-    return toWebhook(await this.require(this.db, accountId, id));
+    return toWebhook(await this.require(this.db, accountId, id), this.clock.now().toISOString());
   }
 
   private async require(exec: Executor, accountId: string, id: string): Promise<WebhookRow> {
@@ -169,7 +170,7 @@ export class WebhooksService implements StandingObjects {
         await updateWebhook(trx, updated);
         const changed = (['name', 'url', 'events', 'enabled'] as const).filter((field) => input[field] !== undefined);
         await this.audit.recordFor(trx, caller, 'webhook.updated', { type: 'webhook', id }, { changed, enabled: updated.enabled });
-        return toWebhook(updated);
+        return toWebhook(updated, updated.updatedAt);
       },
       outcome,
     );
@@ -196,7 +197,7 @@ export class WebhooksService implements StandingObjects {
         const next = { ...current, sealedSecret: this.secrets.seal(secret), updatedAt: this.clock.now().toISOString() };
         await setWebhookSecret(trx, id, next.sealedSecret, next.updatedAt);
         await this.audit.recordFor(trx, caller, 'webhook.secret_rotated', { type: 'webhook', id });
-        return { ...toWebhook(next), secret };
+        return { ...toWebhook(next, next.updatedAt), secret };
       },
       outcome,
     );

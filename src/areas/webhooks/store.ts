@@ -1,5 +1,5 @@
 import type { Authorizer } from '../../platform/credential.js';
-import type { WebhookDisabledReason } from './schemas.js';
+import { RECEIVER_DISABLED_REASONS, type WebhookDisabledReason } from './schemas.js';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import { prepare } from '../../storage/prepared.js';
 import type { Database, Executor, WebhooksTable } from '../../storage/schema.js';
@@ -53,9 +53,8 @@ function toWebhook(row: Selectable<WebhooksTable>): WebhookRow {
  * depends on its credential.
  */
 function notCutOff(eb: ExpressionBuilder<Database, 'webhooks'>) {
-  return eb.or([eb('disabled_reason', 'is', null), eb('disabled_reason', 'in', RECEIVER_REASONS)]);
+  return eb.or([eb('disabled_reason', 'is', null), eb('disabled_reason', 'in', RECEIVER_DISABLED_REASONS)]);
 }
-const RECEIVER_REASONS: readonly WebhookDisabledReason[] = ['receiver_gone', 'failing'];
 
 export async function insertWebhook(db: Executor, row: WebhookRow): Promise<void> {
   await db

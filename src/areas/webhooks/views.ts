@@ -3,7 +3,8 @@ import type { ListedDelivery } from './delivery-store.js';
 import type { Delivery, Webhook, WebhookChanges } from './schemas.js';
 import type { WebhookRow } from './store.js';
 
-export function toWebhook(row: WebhookRow, now = new Date().toISOString()): Webhook {
+/** `now` (ISO): a hold that ended by then is not shown. */
+export function toWebhook(row: WebhookRow, now: string): Webhook {
   return {
     id: row.id,
     name: row.name,
