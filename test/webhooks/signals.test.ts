@@ -5,7 +5,8 @@
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { useTestApp, type TestApp } from '../support/app.js';
 import { sleep, until } from '../support/wait.js';
-import { retryAfter } from '../../src/areas/webhooks/sender.js';
+import fc from 'fast-check';
+import { excerptText, RESPONSE_EXCERPT_BYTES, retryAfter } from '../../src/areas/webhooks/sender.js';
 import { BIG_ANSWER, Receiver } from './support.js';
 
 const BASE_ENV = {
@@ -149,6 +150,31 @@ describe("receivers' answers", () => {
     expect(retryAfter('Sat, 28 Nov 2026 09:00:00 GMT', now)).toBe(0);
     expect(retryAfter('soon', now)).toBeNull();
     expect(retryAfter(undefined, now)).toBeNull();
+    // Generated: any whole number of seconds; any date to the second, ahead or past; any other text.
+    fc.assert(fc.property(fc.nat(), (seconds) => retryAfter(String(seconds), now) === seconds));
+    fc.assert(
+      fc.property(fc.integer({ min: -86_400, max: 86_400 }), (offset) => {
+        const date = new Date(now + offset * 1000).toUTCString();
+        return retryAfter(date, now) === Math.max(0, offset);
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.string().filter((text) => !/^\s*\d+\s*$/.test(text) && Number.isNaN(Date.parse(text.trim()))),
+        (text) => retryAfter(text, now) === null,
+      ),
+    );
+  });
+
+  it('an excerpt of any bytes reads only the first 1,024, and of valid text is a prefix missing at most the cut character', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 3000 }), (bytes) => excerptText(bytes) === excerptText(bytes.subarray(0, RESPONSE_EXCERPT_BYTES))));
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 1500 }), (text) => {
+        const excerpt = excerptText(Buffer.from(text));
+        const bytes = Buffer.byteLength(excerpt);
+        return text.startsWith(excerpt) && bytes <= RESPONSE_EXCERPT_BYTES && bytes > Math.min(Buffer.byteLength(text), RESPONSE_EXCERPT_BYTES) - 4;
+      }),
+    );
   });
 });
 

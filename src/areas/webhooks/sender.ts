@@ -103,8 +103,13 @@ async function excerptOf(body: AsyncIterable<Buffer> & { destroy(): void }): Pro
   } catch {
     // A body cut short still has its first bytes.
   }
+  return excerptText(Buffer.concat(kept));
+}
+
+/** The first RESPONSE_EXCERPT_BYTES of `bytes` as UTF-8: a character the edge cuts is dropped, invalid bytes become U+FFFD. */
+export function excerptText(bytes: Uint8Array): string {
   // Streaming decode holds back a character whose bytes the edge cut.
-  return new TextDecoder().decode(Buffer.concat(kept), { stream: true });
+  return new TextDecoder().decode(bytes.subarray(0, RESPONSE_EXCERPT_BYTES), { stream: true });
 }
 
 /** `Retry-After` as seconds from now: a number of seconds or an HTTP date; null when absent or unreadable. */
