@@ -224,6 +224,32 @@ describe('webhook tools', () => {
     });
   });
 
+  it('each tool answers 401 without a key, 403 without webhooks:manage, 404 for an unknown or foreign webhook', async () => {
+    const owner = await app().account();
+    const hook = await createHook(owner.key, unique('ok'), { enabled: false });
+    const reader = await app().account(['events:read']);
+    const stranger = await app().account();
+    const tools: Array<[string, unknown]> = [
+      ['test', undefined],
+      ['replay', { after: 0 }],
+      ['recover', { since: '2026-01-01T00:00:00.000Z' }],
+      ['deliveries/dlv_none/retry', undefined],
+    ];
+    for (const [tool, body] of tools) {
+      const unauthenticated = await app().request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/${tool}`, body });
+      expect(unauthenticated.status, tool).toBe(401);
+      const forbidden = await post(reader.key, `/api/v1/webhooks/${hook.id}/${tool}`, body);
+      expect([forbidden.status, forbidden.json.error.code], tool).toEqual([403, 'insufficient_scope']);
+      for (const [key, id] of [
+        [owner.key, 'wh_unknown'],
+        [stranger.key, hook.id],
+      ] as const) {
+        const missing = await post(key, `/api/v1/webhooks/${id}/${tool}`, body);
+        expect([missing.status, missing.json.error.code], `${tool} ${id}`).toEqual([404, 'not_found']);
+      }
+    }
+  });
+
   describe('GET …/deliveries', () => {
     it('filters by status and pages with limit and before, newest first', async () => {
       const caller = await app().account();
